@@ -1,0 +1,197 @@
+// The CUDA backend: RAII device memory and events, checked calls, event timing, calibration.
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <vector>
+
+#include "gpulab/device.hpp"
+#include "gpulab/stats.hpp"
+
+namespace gpulab::cuda {
+
+namespace {
+
+// Errors after which the context is lost: every later CUDA call in this process fails too.
+bool is_sticky(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void check(cudaError_t status, const std::string& what) {
+  if (status == cudaSuccess) return;
+  const std::string message = fmt::format("{}: {} ({})", what, cudaGetErrorName(status), cudaGetErrorString(status));
+  if (is_sticky(status)) throw DeviceFault("CUDA", status, cudaGetErrorName(status), message);
+  throw ApiError("CUDA", status, cudaGetErrorName(status), message);
+}
+
+class Event {
+ public:
+  Event() { check(cudaEventCreate(&event_), "creating a CUDA event for timing"); }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record() { check(cudaEventRecord(event_, nullptr), "recording a timing event on the default stream"); }
+  double ms_since(const Event& start) const {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start.event_, event_), "reading the time between two events");
+    return ms;
+  }
+
+ private:
+  cudaEvent_t event_{};
+};
+
+class CudaBuffer final : public Buffer {
+ public:
+  explicit CudaBuffer(std::size_t bytes) : size_(bytes) {
+    check(cudaMalloc(&ptr_, bytes ? bytes : 1), fmt::format("allocating {} bytes of device memory", bytes));
+  }
+  ~CudaBuffer() override { cudaFree(ptr_); }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+
+  std::size_t size() const override { return size_; }
+  void upload(const void* host, std::size_t bytes) override {
+    check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "copying input to the device");
+  }
+  void download(void* host, std::size_t bytes) override {
+    check(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), "copying the result back from the device");
+  }
+  void fill(std::uint8_t byte) override {
+    check(cudaMemset(ptr_, byte, size_), "filling an output buffer with the poison pattern");
+    check(cudaDeviceSynchronize(), "waiting for the poison fill");
+  }
+  void* ptr() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t size_;
+};
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(DeviceInfo info) : info_(std::move(info)) {
+    check(cudaSetDevice(info_.index), fmt::format("selecting CUDA device {}", info_.index));
+    check(cudaFree(nullptr), "creating the CUDA context");
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_unique<CudaBuffer>(bytes); }
+
+  void synchronize() override {
+    check(cudaGetLastError(), "launching the kernel");
+    check(cudaDeviceSynchronize(), "running the kernel (reported at the next synchronisation)");
+  }
+
+  LaunchTiming time(const std::function<void()>& launch) override {
+    synchronize();
+    Event start, stop;
+    const auto t0 = std::chrono::steady_clock::now();
+    start.record();
+    launch();
+    stop.record();
+    synchronize();  // device-wide: also waits for work the student put on other streams
+    const auto t1 = std::chrono::steady_clock::now();
+    return {stop.ms_since(start), std::chrono::duration<double, std::milli>(t1 - t0).count()};
+  }
+
+  double copy_bandwidth(std::size_t bytes, int repeats) override {
+    CudaBuffer from(bytes), to(bytes);
+    from.fill(0x5a);
+    std::vector<double> ms;
+    for (int i = 0; i < repeats + 2; ++i) {
+      Event start, stop;
+      start.record();
+      check(cudaMemcpy(to.ptr(), from.ptr(), bytes, cudaMemcpyDeviceToDevice), "calibrating: device-to-device copy");
+      stop.record();
+      synchronize();
+      if (i >= 2) ms.push_back(stop.ms_since(start));  // the first copies warm up clocks and TLBs
+    }
+    return 2.0 * static_cast<double>(bytes) / (summarize(ms).median * 1e-3) / 1e9;
+  }
+
+  bool is_fatal(const ApiError& error) const override {
+    return error.api() == "CUDA" && is_sticky(static_cast<cudaError_t>(error.code()));
+  }
+
+  std::string hint(const ApiError& error) const override {
+    if (error.api() != "CUDA") return {};
+    switch (static_cast<cudaError_t>(error.code())) {
+      case cudaErrorIllegalAddress:
+        return "a thread read or wrote outside its buffer: check the bounds test of every thread (the last block "
+               "often has threads past the end of the data) and the index arithmetic";
+      case cudaErrorMisalignedAddress:
+        return "a load or store was not aligned to the size of its type: check pointer casts and vector loads";
+      case cudaErrorLaunchFailure:
+        return "the kernel crashed: often an out-of-bounds access or a null device pointer";
+      case cudaErrorInvalidConfiguration:
+        return "the launch configuration is impossible: at most 1024 threads per block, no zero-sized grid or block, "
+               "and shared memory within the device's limit";
+      case cudaErrorInvalidValue:
+        return "a call got an invalid argument: check sizes (in bytes), pointers and copy directions";
+      case cudaErrorMemoryAllocation:
+        return "the device is out of memory: check the sizes you allocate (in bytes, not elements) and free what you allocate";
+      case cudaErrorInvalidDevicePointer:
+        return "a pointer is not device memory: was it allocated with cudaMalloc, and is it the device copy?";
+      case cudaErrorAssert:
+        return "a device-side assert failed";
+      default:
+        return {};
+    }
+  }
+
+  void prepare_lab(const Manifest&, const std::filesystem::path&) override {}  // compiled ahead of time
+
+ private:
+  DeviceInfo info_;
+};
+
+}  // namespace
+
+std::vector<DeviceInfo> list_devices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no device: an empty list, not an error
+    return {};
+  }
+  int runtime = 0, driver = 0;
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  std::vector<DeviceInfo> out;
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
+    DeviceInfo d;
+    d.backend = "cuda";
+    d.index = i;
+    d.name = p.name;
+    d.platform = fmt::format("CUDA runtime {}.{}, driver {}.{}", runtime / 1000, runtime % 1000 / 10, driver / 1000,
+                             driver % 1000 / 10);
+    d.details = fmt::format("compute capability {}.{}, {} SMs, {:.1f} GiB", p.major, p.minor, p.multiProcessorCount,
+                            static_cast<double>(p.totalGlobalMem) / (1 << 30));
+    d.device_class = DeviceClass::gpu;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::unique_ptr<Device> open_device(const DeviceInfo& info) { return std::make_unique<CudaDevice>(info); }
+
+void* device_pointer(Buffer& buffer) { return dynamic_cast<CudaBuffer&>(buffer).ptr(); }
+
+}  // namespace gpulab::cuda

@@ -1,0 +1,94 @@
+// The device a lab runs on, behind one interface for CUDA and OpenCL: buffers, synchronisation,
+// timing and the copy-bandwidth calibration. Lab drivers see only this.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpulab/errors.hpp"
+#include "gpulab/manifest.hpp"
+
+namespace gpulab {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Student code that does not compile; `log` is the compiler's output with file names and lines.
+class CompileError : public Error {
+ public:
+  CompileError(const std::string& message, std::string log) : Error(message), log_(std::move(log)) {}
+  const std::string& log() const { return log_; }
+
+ private:
+  std::string log_;
+};
+
+struct DeviceInfo {
+  std::string backend;    // "cuda" or "opencl"
+  int index = 0;          // position in the backend's device list (what DEVICE=<n> selects)
+  std::string name;       // "NVIDIA H100 80GB HBM3"
+  std::string platform;   // OpenCL platform, or "CUDA <runtime version>"
+  std::string details;    // compute capability / OpenCL version, memory, compute units
+  DeviceClass device_class = DeviceClass::gpu;
+};
+
+// An error after which the device cannot be used any more in this process (a CUDA kernel fault
+// poisons the context): the runner reports it and a fresh process runs the remaining tasks.
+class DeviceFault : public ApiError {
+ public:
+  using ApiError::ApiError;
+};
+
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual std::size_t size() const = 0;
+  virtual void upload(const void* host, std::size_t bytes) = 0;
+  virtual void download(void* host, std::size_t bytes) = 0;
+  virtual void fill(std::uint8_t byte) = 0;  // every byte of the buffer, synchronously
+};
+
+struct LaunchTiming {
+  double device_ms = 0;  // between device events recorded around the launch
+  double wall_ms = 0;    // host clock around the launch and a device-wide synchronisation
+  // What counts: the event time, unless the host clock shows work the events did not see
+  // (a kernel on another stream still running at the synchronisation).
+  double counted_ms() const;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  // Waits for all work on the device; throws ApiError/DeviceFault for an error of earlier work.
+  virtual void synchronize() = 0;
+  // Runs `launch` between two device events and synchronises the whole device.
+  virtual LaunchTiming time(const std::function<void()>& launch) = 0;
+  // Device-to-device copy bandwidth in GB/s, counting bytes read and written; median of `repeats`.
+  virtual double copy_bandwidth(std::size_t bytes, int repeats) = 0;
+  // Whether `error` (thrown by student code or the harness) left the device unusable.
+  virtual bool is_fatal(const ApiError& error) const = 0;
+  // Advice for a student who got `error`, e.g. "check the bounds test"; empty when there is none.
+  virtual std::string hint(const ApiError& error) const = 0;
+  // Builds what the lab's student files need at run time (OpenCL: the .cl programs, found in
+  // `student_dir`). Throws CompileError with the compiler's log.
+  virtual void prepare_lab(const Manifest& manifest, const std::filesystem::path& student_dir) = 0;
+};
+
+// Devices of a backend, best first: what DEVICE= selects from.
+std::vector<DeviceInfo> list_devices(const std::string& backend);
+// DEVICE= accepts an index in list_devices() order or a case-insensitive part of the name.
+// An empty selector takes the first. Throws gpulab::Error naming the choices when nothing matches.
+std::unique_ptr<Device> open_device(const std::string& backend, const std::string& selector);
+// Backends compiled into this program.
+std::vector<std::string> available_backends();
+
+
+}  // namespace gpulab

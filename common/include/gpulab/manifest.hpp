@@ -1,0 +1,69 @@
+// A lab's manifest (labs/NN-name/lab.toml): its student files, tasks, cases and thresholds.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpulab {
+
+enum class DeviceClass { gpu, cpu };
+const char* to_string(DeviceClass c);
+
+// A malformed manifest: the message names the file, the line and the fix.
+class ManifestError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A task passes its threshold when the measured ratio (see `metric`) reaches the bound for the
+// class of device that ran it. A class without a bound is graded on correctness alone.
+struct Threshold {
+  std::string metric;  // "copy_fraction": effective bandwidth / device copy bandwidth
+  std::optional<double> gpu, cpu;
+  std::optional<double> bound(DeviceClass c) const { return c == DeviceClass::gpu ? gpu : cpu; }
+};
+
+struct Task {
+  std::string name;
+  std::string title;
+  std::string function;  // the student function that implements it, named in reports
+  double points = 0;
+  std::optional<Threshold> threshold;
+};
+
+struct Case {
+  std::string name;
+  bool timing = false;                // the timed case of the device class
+  std::vector<DeviceClass> devices;   // empty: every class
+  nlohmann::json params;              // lab-specific fields (sizes, text, distributions)
+  bool runs_on(DeviceClass c) const;
+};
+
+struct Manifest {
+  std::filesystem::path path;
+  std::string id;     // "02-transpose": the folder name
+  std::string name;   // "transpose": what LAB= matches
+  std::string title;
+  std::map<std::string, std::vector<std::string>> files;  // backend -> student files
+  double timeout_s = 60;  // seconds without progress before a run is declared hung
+  int warmup = 3;
+  int repeats = 15;
+  std::vector<Task> tasks;
+  std::vector<Case> cases;
+
+  const Task* find_task(const std::string& name) const;
+  std::vector<const Case*> cases_for(DeviceClass c) const;
+  // Student files of one backend whose names end with `extension` (e.g. ".cl").
+  std::vector<std::string> files_with_extension(const std::string& backend, const std::string& extension) const;
+};
+
+Manifest load_manifest(const std::filesystem::path& path);
+// Every labs/*/lab.toml under `labs_root`, in folder order. Broken manifests throw.
+std::vector<Manifest> load_all_manifests(const std::filesystem::path& labs_root);
+
+}  // namespace gpulab

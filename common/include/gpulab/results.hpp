@@ -1,0 +1,65 @@
+// What a run produces: per-case and per-task results, written by the runner as JSON lines and read
+// back by the CLI for the report, the JSON file and (later) the gradebook.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpulab/stats.hpp"
+
+namespace gpulab {
+
+enum class Status {
+  passed,
+  wrong_result,     // a case's output differs from the reference
+  too_slow,         // correct, but below the performance threshold
+  not_implemented,  // a TODO is still open
+  compile_error,    // the student's code did not compile or link
+  kernel_fault,     // the device reported an illegal access or similar during the task
+  timeout,          // no progress within the lab's time limit: the runner was killed
+  crashed,          // the runner process died (e.g. a segmentation fault in host code)
+  error,            // an API call failed (bad launch configuration, allocation, ...)
+  not_run,          // skipped because of an earlier failure that prevents it
+};
+const char* to_string(Status s);
+Status status_from_string(const std::string& s);
+// What the report prints: "wrong result", "not implemented", ...
+const char* describe(Status s);
+
+struct CaseResult {
+  std::string name;
+  bool passed = false;
+  std::string message;   // one line when it failed
+  std::string details;   // several lines: the mismatch report
+  std::optional<TimingSummary> timing;  // for timed cases, over the timed launches
+  double bytes = 0;      // bytes a launch must read and write at least (for GB/s)
+  std::optional<double> gbps() const;
+};
+
+struct TaskResult {
+  std::string task;
+  std::string function;
+  Status status = Status::not_run;
+  std::string message;
+  std::string details;
+  int cases_passed = 0;
+  int cases_total = 0;
+  std::optional<double> time_ms;    // median of the timed case
+  std::optional<double> gbps;       // effective bandwidth of the timed case
+  std::optional<double> ratio;      // to the calibration the threshold names
+  std::optional<double> threshold;  // bound for this device class
+  double points = 0;
+  double max_points = 0;
+  std::vector<CaseResult> cases;
+};
+
+void to_json(nlohmann::json& j, const TimingSummary& t);
+void from_json(const nlohmann::json& j, TimingSummary& t);
+void to_json(nlohmann::json& j, const CaseResult& c);
+void from_json(const nlohmann::json& j, CaseResult& c);
+void to_json(nlohmann::json& j, const TaskResult& t);
+void from_json(const nlohmann::json& j, TaskResult& t);
+
+}  // namespace gpulab

@@ -1,0 +1,16 @@
+// Summary statistics of timing samples.
+#pragma once
+#include <vector>
+
+namespace gpulab {
+
+struct TimingSummary {
+  double median = 0, min = 0, max = 0;
+  int samples = 0;
+};
+
+// Median, min and max; the median of an even count is the mean of the two middle samples.
+// Throws std::invalid_argument for an empty sample.
+TimingSummary summarize(std::vector<double> samples);
+
+}  // namespace gpulab

@@ -1,0 +1,329 @@
+// The OpenCL backend: RAII handles, checked calls, device ordering (GPUs first), program builds
+// with their logs, profiling-event timing and calibration.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "gpulab/backend/opencl.hpp"
+#include "gpulab/stats.hpp"
+
+namespace gpulab::opencl {
+
+namespace {
+
+// Errors that a finished command reports for a kernel that crashed: afterwards the context may be
+// unusable (NVIDIA), so the runner starts a fresh process for the remaining tasks.
+bool is_fault(cl_int status) {
+  return status == CL_OUT_OF_RESOURCES || status == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ||
+         status == CL_INVALID_COMMAND_QUEUE;
+}
+
+void check_finish(cl_int status, const std::string& what) {
+  if (status == CL_SUCCESS) return;
+  const std::string message = fmt::format("{}: {} ({})", what, cl_status_name(status), status);
+  if (is_fault(status)) throw DeviceFault("OpenCL", status, cl_status_name(status), message);
+  throw ApiError("OpenCL", status, cl_status_name(status), message);
+}
+
+// Owns one OpenCL object and releases it with the matching clRelease* function.
+template <typename T, cl_int (*Release)(T)>
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(T object) : object_(object) {}
+  ~Handle() { reset(); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& other) noexcept : object_(std::exchange(other.object_, nullptr)) {}
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      object_ = std::exchange(other.object_, nullptr);
+    }
+    return *this;
+  }
+  T get() const { return object_; }
+  T* out() {
+    reset();
+    return &object_;
+  }
+  void reset() {
+    if (object_) Release(object_);
+    object_ = nullptr;
+  }
+
+ private:
+  T object_ = nullptr;
+};
+using Context = Handle<cl_context, clReleaseContext>;
+using Queue = Handle<cl_command_queue, clReleaseCommandQueue>;
+using Memory = Handle<cl_mem, clReleaseMemObject>;
+using Program = Handle<cl_program, clReleaseProgram>;
+using Kernel = Handle<cl_kernel, clReleaseKernel>;
+using Event = Handle<cl_event, clReleaseEvent>;
+
+std::string device_string(cl_device_id device, cl_device_info what) {
+  std::size_t size = 0;
+  clGetDeviceInfo(device, what, 0, nullptr, &size);
+  std::string s(size, '\0');
+  clGetDeviceInfo(device, what, size, s.data(), nullptr);
+  while (!s.empty() && (s.back() == '\0' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string platform_string(cl_platform_id platform, cl_platform_info what) {
+  std::size_t size = 0;
+  clGetPlatformInfo(platform, what, 0, nullptr, &size);
+  std::string s(size, '\0');
+  clGetPlatformInfo(platform, what, size, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+template <typename T>
+T device_value(cl_device_id device, cl_device_info what) {
+  T value{};
+  clGetDeviceInfo(device, what, sizeof value, &value, nullptr);
+  return value;
+}
+
+struct Found {
+  DeviceInfo info;
+  cl_device_id id;
+};
+
+// Every device of every platform, GPUs first, then accelerators, then CPUs.
+std::vector<Found> enumerate() {
+  cl_uint platform_count = 0;
+  if (clGetPlatformIDs(0, nullptr, &platform_count) != CL_SUCCESS || platform_count == 0) return {};
+  std::vector<cl_platform_id> platforms(platform_count);
+  clGetPlatformIDs(platform_count, platforms.data(), nullptr);
+  std::vector<Found> out;
+  for (cl_platform_id platform : platforms) {
+    cl_uint count = 0;
+    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
+    std::vector<cl_device_id> devices(count);
+    clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, devices.data(), nullptr);
+    for (cl_device_id id : devices) {
+      const auto type = device_value<cl_device_type>(id, CL_DEVICE_TYPE);
+      Found f{{}, id};
+      f.info.backend = "opencl";
+      f.info.name = device_string(id, CL_DEVICE_NAME);
+      f.info.platform = platform_string(platform, CL_PLATFORM_NAME);
+      f.info.device_class = (type & CL_DEVICE_TYPE_GPU) ? DeviceClass::gpu : DeviceClass::cpu;
+      f.info.details = fmt::format("{}, {} compute units, {:.1f} GiB", device_string(id, CL_DEVICE_VERSION),
+                                   device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS),
+                                   static_cast<double>(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE)) / (1 << 30));
+      out.push_back(std::move(f));
+    }
+  }
+  auto rank = [](const Found& f) {
+    const auto type = device_value<cl_device_type>(f.id, CL_DEVICE_TYPE);
+    return (type & CL_DEVICE_TYPE_GPU) ? 0 : (type & CL_DEVICE_TYPE_ACCELERATOR) ? 1 : 2;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Found& a, const Found& b) { return rank(a) < rank(b); });
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].info.index = static_cast<int>(i);
+  return out;
+}
+
+class ClBuffer final : public Buffer {
+ public:
+  ClBuffer(cl_context context, cl_command_queue queue, std::size_t bytes) : queue_(queue), size_(bytes) {
+    cl_int status = CL_SUCCESS;
+    memory_ = Memory(clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, nullptr, &status));
+    check(status, fmt::format("allocating {} bytes of device memory", bytes));
+  }
+  std::size_t size() const override { return size_; }
+  void upload(const void* host, std::size_t bytes) override {
+    check_finish(clEnqueueWriteBuffer(queue_, memory_.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+                 "copying input to the device");
+  }
+  void download(void* host, std::size_t bytes) override {
+    check_finish(clEnqueueReadBuffer(queue_, memory_.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+                 "copying the result back from the device");
+  }
+  void fill(std::uint8_t byte) override {
+    if (size_ == 0) return;
+    check(clEnqueueFillBuffer(queue_, memory_.get(), &byte, 1, 0, size_, 0, nullptr, nullptr),
+          "filling an output buffer with the poison pattern");
+    check_finish(clFinish(queue_), "waiting for the poison fill");
+  }
+  cl_mem get() const { return memory_.get(); }
+
+ private:
+  cl_command_queue queue_;
+  Memory memory_;
+  std::size_t size_;
+};
+
+double profiled_ms(cl_event start, cl_profiling_info start_point, cl_event end) {
+  cl_ulong t0 = 0, t1 = 0;
+  check(clGetEventProfilingInfo(start, start_point, sizeof t0, &t0, nullptr), "reading a profiling event");
+  check(clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr), "reading a profiling event");
+  return static_cast<double>(t1 - t0) * 1e-6;
+}
+
+class ClDevice final : public Device, public OpenCLLab {
+ public:
+  ClDevice(DeviceInfo info, cl_device_id id) : info_(std::move(info)), id_(id) {
+    cl_int status = CL_SUCCESS;
+    context_ = Context(clCreateContext(nullptr, 1, &id_, nullptr, nullptr, &status));
+    check(status, fmt::format("creating an OpenCL context on {}", info_.name));
+    queue_ = Queue(clCreateCommandQueue(context_.get(), id_, CL_QUEUE_PROFILING_ENABLE, &status));
+    check(status, "creating an in-order command queue with profiling");
+  }
+
+  // Device
+  const DeviceInfo& info() const override { return info_; }
+  std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
+    return std::make_unique<ClBuffer>(context_.get(), queue_.get(), bytes);
+  }
+  void synchronize() override { check_finish(clFinish(queue_.get()), "running the kernel (reported at clFinish)"); }
+
+  LaunchTiming time(const std::function<void()>& launch) override {
+    synchronize();
+    Event start, stop;
+    const auto t0 = std::chrono::steady_clock::now();
+    check(clEnqueueMarkerWithWaitList(queue_.get(), 0, nullptr, start.out()), "enqueueing the start marker");
+    launch();
+    check(clEnqueueMarkerWithWaitList(queue_.get(), 0, nullptr, stop.out()), "enqueueing the stop marker");
+    synchronize();
+    const auto t1 = std::chrono::steady_clock::now();
+    const double wall = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    double device = wall;  // where markers carry no profiling data, the host clock is all there is
+    cl_ulong begin = 0, end = 0;
+    if (clGetEventProfilingInfo(start.get(), CL_PROFILING_COMMAND_END, sizeof begin, &begin, nullptr) == CL_SUCCESS &&
+        clGetEventProfilingInfo(stop.get(), CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) == CL_SUCCESS &&
+        end > begin)
+      device = static_cast<double>(end - begin) * 1e-6;
+    return {device, wall};
+  }
+
+  double copy_bandwidth(std::size_t bytes, int repeats) override {
+    ClBuffer from(context_.get(), queue_.get(), bytes), to(context_.get(), queue_.get(), bytes);
+    from.fill(0x5a);
+    to.fill(0);
+    std::vector<double> ms;
+    for (int i = 0; i < repeats + 2; ++i) {
+      Event copy;
+      check(clEnqueueCopyBuffer(queue_.get(), from.get(), to.get(), 0, 0, bytes, 0, nullptr, copy.out()),
+            "calibrating: device-to-device copy");
+      synchronize();
+      if (i >= 2) ms.push_back(profiled_ms(copy.get(), CL_PROFILING_COMMAND_START, copy.get()));
+    }
+    return 2.0 * static_cast<double>(bytes) / (summarize(ms).median * 1e-3) / 1e9;
+  }
+
+  bool is_fatal(const ApiError& error) const override { return error.api() == "OpenCL" && is_fault(error.code()); }
+
+  std::string hint(const ApiError& error) const override {
+    if (error.api() != "OpenCL") return {};
+    switch (error.code()) {
+      case CL_OUT_OF_RESOURCES:
+        return "on a GPU this usually means the kernel crashed, often by an out-of-bounds access: check the bounds "
+               "test of every work-item; otherwise the work-group needs more registers or local memory than there are";
+      case CL_INVALID_WORK_GROUP_SIZE:
+        return "the global size must be a multiple of the local size (OpenCL 1.2; use gpulab::round_up), the local "
+               "size must not exceed the device's maximum, and it must match any reqd_work_group_size";
+      case CL_INVALID_WORK_ITEM_SIZE:
+        return "a local size is larger than the device allows in that dimension";
+      case CL_INVALID_KERNEL_ARGS:
+        return "an argument of the kernel was not set: call clSetKernelArg for every parameter";
+      case CL_INVALID_ARG_SIZE:
+        return "clSetKernelArg got the wrong size: sizeof(cl_mem) for buffers, sizeof(cl_int) for ints, and "
+               "the size in bytes for __local arguments";
+      case CL_INVALID_ARG_INDEX:
+        return "the argument index is past the kernel's last parameter";
+      case CL_INVALID_MEM_OBJECT:
+        return "the buffer is not a valid cl_mem: pass the address of the cl_mem to clSetKernelArg";
+      case CL_INVALID_KERNEL_NAME:
+        return "no kernel of that name in the .cl file: check the spelling and the __kernel qualifier";
+      case CL_INVALID_BUFFER_SIZE:
+        return "a buffer of size 0, or larger than the device allows";
+      case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        return "the device is out of memory: check the sizes you allocate (in bytes) and release what you create";
+      default:
+        return {};
+    }
+  }
+
+  void prepare_lab(const Manifest& manifest, const std::filesystem::path& student_dir) override {
+    for (const auto& file : manifest.files_with_extension("opencl", ".cl")) build(student_dir / file, file);
+  }
+
+  // OpenCLLab
+  cl_context context() const override { return context_.get(); }
+  cl_command_queue queue() const override { return queue_.get(); }
+  cl_device_id device() const override { return id_; }
+  cl_kernel kernel(const char* name) const override {
+    if (auto it = kernels_.find(name); it != kernels_.end()) return it->second.get();
+    for (const auto& program : programs_) {
+      cl_int status = CL_SUCCESS;
+      Kernel k(clCreateKernel(program.get(), name, &status));
+      if (status == CL_SUCCESS) return kernels_.emplace(name, std::move(k)).first->second.get();
+    }
+    throw ApiError("OpenCL", CL_INVALID_KERNEL_NAME, cl_status_name(CL_INVALID_KERNEL_NAME),
+                   fmt::format("creating kernel '{}': the lab's .cl file has no __kernel of that name", name));
+  }
+
+ private:
+  void build(const std::filesystem::path& path, const std::string& file) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw CompileError(fmt::format("cannot read {}", path.string()), "");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string source = text.str();
+    const char* sources[] = {source.c_str()};
+    const std::size_t lengths[] = {source.size()};
+    cl_int status = CL_SUCCESS;
+    Program program(clCreateProgramWithSource(context_.get(), 1, sources, lengths, &status));
+    check(status, fmt::format("creating the program from {}", file));
+    const cl_int built = clBuildProgram(program.get(), 1, &id_, "", nullptr, nullptr);
+    std::size_t size = 0;
+    clGetProgramBuildInfo(program.get(), id_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+    std::string log(size, '\0');
+    clGetProgramBuildInfo(program.get(), id_, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    if (built != CL_SUCCESS)
+      throw CompileError(fmt::format("{} does not compile for {} ({})", file, info_.name, cl_status_name(built)),
+                         name_source_in_log(log, file));
+    programs_.push_back(std::move(program));
+  }
+
+  DeviceInfo info_;
+  cl_device_id id_;
+  Context context_;
+  Queue queue_;
+  std::vector<Program> programs_;
+  mutable std::map<std::string, Kernel, std::less<>> kernels_;
+};
+
+}  // namespace
+
+std::string name_source_in_log(const std::string& log, const std::string& file) {
+  static const std::regex placeholder(R"((<source>|<kernel>|<stdin>|<built-in>|input\.cl|[^\s:]*/pocl[^\s:]*\.cl):(\d+))");
+  return std::regex_replace(log, placeholder, file + ":$2");
+}
+
+std::vector<DeviceInfo> list_devices() {
+  std::vector<DeviceInfo> out;
+  for (auto& f : enumerate()) out.push_back(std::move(f.info));
+  return out;
+}
+
+std::unique_ptr<Device> open_device(const DeviceInfo& info) {
+  for (auto& f : enumerate())
+    if (f.info.index == info.index) return std::make_unique<ClDevice>(std::move(f.info), f.id);
+  throw Error(fmt::format("OpenCL device {} has disappeared", info.index));
+}
+
+cl_mem memory(Buffer& buffer) { return dynamic_cast<ClBuffer&>(buffer).get(); }
+
+const OpenCLLab& lab(Device& device) { return dynamic_cast<const OpenCLLab&>(device); }
+
+}  // namespace gpulab::opencl

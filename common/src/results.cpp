@@ -1,0 +1,114 @@
+#include "gpulab/results.hpp"
+
+#include <stdexcept>
+
+namespace gpulab {
+
+namespace {
+struct StatusName {
+  Status status;
+  const char* id;
+  const char* text;
+};
+constexpr StatusName kStatusNames[] = {
+    {Status::passed, "passed", "passed"},
+    {Status::wrong_result, "wrong_result", "wrong result"},
+    {Status::too_slow, "too_slow", "too slow"},
+    {Status::not_implemented, "not_implemented", "not implemented"},
+    {Status::compile_error, "compile_error", "compile error"},
+    {Status::kernel_fault, "kernel_fault", "kernel fault"},
+    {Status::timeout, "timeout", "timed out"},
+    {Status::crashed, "crashed", "crashed"},
+    {Status::error, "error", "error"},
+    {Status::not_run, "not_run", "not run"},
+};
+
+template <typename T>
+void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+template <typename T>
+void get_optional(const nlohmann::json& j, const char* key, std::optional<T>& v) {
+  if (j.contains(key) && !j[key].is_null()) v = j[key].get<T>();
+}
+}  // namespace
+
+const char* to_string(Status s) {
+  for (const auto& n : kStatusNames)
+    if (n.status == s) return n.id;
+  return "unknown";
+}
+const char* describe(Status s) {
+  for (const auto& n : kStatusNames)
+    if (n.status == s) return n.text;
+  return "unknown";
+}
+Status status_from_string(const std::string& s) {
+  for (const auto& n : kStatusNames)
+    if (s == n.id) return n.status;
+  throw std::invalid_argument("unknown task status '" + s + "'");
+}
+
+std::optional<double> CaseResult::gbps() const {
+  if (!timing || timing->median <= 0 || bytes <= 0) return std::nullopt;
+  return bytes / (timing->median * 1e-3) / 1e9;
+}
+
+void to_json(nlohmann::json& j, const TimingSummary& t) {
+  j = {{"median_ms", t.median}, {"min_ms", t.min}, {"max_ms", t.max}, {"samples", t.samples}};
+}
+void from_json(const nlohmann::json& j, TimingSummary& t) {
+  t.median = j.at("median_ms");
+  t.min = j.at("min_ms");
+  t.max = j.at("max_ms");
+  t.samples = j.at("samples");
+}
+
+void to_json(nlohmann::json& j, const CaseResult& c) {
+  j = {{"name", c.name}, {"passed", c.passed}, {"message", c.message}, {"details", c.details}, {"bytes", c.bytes}};
+  put_optional(j, "timing", c.timing);
+  put_optional(j, "gbps", c.gbps());
+}
+void from_json(const nlohmann::json& j, CaseResult& c) {
+  c.name = j.at("name");
+  c.passed = j.at("passed");
+  c.message = j.value("message", "");
+  c.details = j.value("details", "");
+  c.bytes = j.value("bytes", 0.0);
+  get_optional(j, "timing", c.timing);
+}
+
+void to_json(nlohmann::json& j, const TaskResult& t) {
+  j = {{"task", t.task},
+       {"function", t.function},
+       {"status", to_string(t.status)},
+       {"message", t.message},
+       {"details", t.details},
+       {"cases_passed", t.cases_passed},
+       {"cases_total", t.cases_total},
+       {"points", t.points},
+       {"max_points", t.max_points},
+       {"cases", t.cases}};
+  put_optional(j, "time_ms", t.time_ms);
+  put_optional(j, "gbps", t.gbps);
+  put_optional(j, "ratio", t.ratio);
+  put_optional(j, "threshold", t.threshold);
+}
+void from_json(const nlohmann::json& j, TaskResult& t) {
+  t.task = j.at("task");
+  t.function = j.value("function", "");
+  t.status = status_from_string(j.at("status"));
+  t.message = j.value("message", "");
+  t.details = j.value("details", "");
+  t.cases_passed = j.value("cases_passed", 0);
+  t.cases_total = j.value("cases_total", 0);
+  t.points = j.value("points", 0.0);
+  t.max_points = j.value("max_points", 0.0);
+  if (j.contains("cases")) t.cases = j["cases"].get<std::vector<CaseResult>>();
+  get_optional(j, "time_ms", t.time_ms);
+  get_optional(j, "gbps", t.gbps);
+  get_optional(j, "ratio", t.ratio);
+  get_optional(j, "threshold", t.threshold);
+}
+
+}  // namespace gpulab

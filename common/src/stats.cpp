@@ -1,0 +1,32 @@
+#include "gpulab/stats.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gpulab {
+
+TimingSummary summarize(std::vector<double> samples) {
+  if (samples.empty()) throw std::invalid_argument("summarize: no timing samples");
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  TimingSummary s;
+  s.samples = static_cast<int>(n);
+  s.min = samples.front();
+  s.max = samples.back();
+  s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  return s;
+}
+
+}  // namespace gpulab
+
+#include "gpulab/device.hpp"
+
+namespace gpulab {
+
+double LaunchTiming::counted_ms() const {
+  // The host clock also holds the launch and synchronisation overhead (tens of microseconds), so
+  // it only replaces the event time when it is clearly longer: then work ran outside the events.
+  return wall_ms > device_ms * 1.25 + 0.05 ? wall_ms : device_ms;
+}
+
+}  // namespace gpulab

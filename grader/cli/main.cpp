@@ -1,0 +1,180 @@
+// gpulab: builds students' lab files against the pristine harness, runs each lab in its own
+// process, and reports. `gpulab check --help` lists the options.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+
+#include "gpulab/device.hpp"
+#include "gpulab/random.hpp"
+#include "report.hpp"
+#include "student_build.hpp"
+#include "supervisor.hpp"
+
+namespace fs = std::filesystem;
+using namespace gpulab;
+using namespace gpulab::cli;
+
+namespace {
+
+fs::path own_directory() { return fs::canonical("/proc/self/exe").parent_path(); }
+
+// Where a source tree's objects and reports go: build/students/labs, .../solutions, or a name
+// with a hash of the path for any other folder.
+std::string source_key(const Toolchain& tc, const fs::path& source) {
+  for (const char* known : {"labs", "solutions"})
+    if (fs::exists(tc.repo / known) && fs::equivalent(source, tc.repo / known)) return known;
+  return fmt::format("{}-{:08x}", source.filename().string(), std::hash<std::string>{}(source.string()) & 0xffffffffu);
+}
+
+bool matches(const Manifest& m, const std::string& wanted) {
+  if (wanted == m.id || wanted == m.name) return true;
+  const auto dash = m.id.find('-');
+  const std::string number = m.id.substr(0, dash);
+  return wanted == number || (number.size() > 1 && number[0] == '0' && wanted == number.substr(1));
+}
+
+std::vector<Manifest> select_labs(const Toolchain& tc, const std::vector<std::string>& wanted) {
+  auto all = load_all_manifests(tc.repo / "labs");
+  if (wanted.empty()) return all;
+  std::vector<Manifest> out;
+  for (const auto& w : wanted) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const Manifest& m) { return matches(m, w); });
+    if (it == all.end()) {
+      std::string names;
+      for (const auto& m : all) names += " " + m.name;
+      throw std::invalid_argument(fmt::format("LAB={} matches no lab; the labs are:{}", w, names));
+    }
+    out.push_back(*it);
+  }
+  return out;
+}
+
+std::string choose_backend(const Toolchain& tc, const std::string& requested) {
+  const auto compiled = available_backends();
+  if (!requested.empty()) {
+    if (std::find(compiled.begin(), compiled.end(), requested) == compiled.end() || !tc.has_backend(requested))
+      throw std::invalid_argument(fmt::format("BACKEND={} is not available in this build (available: {})", requested,
+                                              fmt::join(compiled, ", ")));
+    return requested;
+  }
+  for (const auto& b : compiled)
+    if (tc.has_backend(b) && !list_devices(b).empty()) return b;  // CUDA first, when a GPU is usable
+  throw std::runtime_error(
+      "no CUDA or OpenCL device found. Without an NVIDIA GPU, install PoCL (sudo apt-get install pocl-opencl-icd) "
+      "to run the OpenCL labs on the CPU");
+}
+
+struct CheckOptions {
+  std::string source, backend, device, json;
+  std::vector<std::string> labs, tasks;
+  std::uint64_t seed = 0;
+  double timeout = 0;
+  bool build_only = false;
+};
+
+int check(const CheckOptions& o) {
+  const Toolchain tc = Toolchain::load(own_directory());
+  const fs::path source = fs::absolute(o.source.empty() ? tc.repo / "labs" : fs::path(o.source)).lexically_normal();
+  if (!fs::is_directory(source)) throw std::invalid_argument(fmt::format("SOURCE={} is not a folder", source.string()));
+  const auto labs = select_labs(tc, o.labs);
+  const std::string backend = choose_backend(tc, o.backend);
+  const std::string key = source_key(tc, source);
+  const fs::path work = tc.build_dir / "students" / key;
+
+  RunSummary run;
+  run.source = source.string();
+  run.backend = backend;
+  run.seed = o.seed ? o.seed : fresh_seed();
+  for (const auto& m : labs) {
+    if (!m.files.count(backend)) continue;
+    const auto tasks = select_tasks(m, o.tasks);
+    if (tasks.empty()) continue;
+    if (!o.build_only) fmt::print(stderr, "gpulab: {} ({})…\n", m.id, backend);
+    const fs::path lab_work = work / m.id / backend;
+    const BuildResult build = build_lab(tc, m, backend, source / m.id, lab_work);
+    LabRun lab;
+    if (!build.ok) {
+      lab.id = m.id;
+      lab.name = m.name;
+      lab.title = m.title;
+      lab.backend = backend;
+      lab.tasks = all_tasks_failed(m, tasks, Status::compile_error, build.message, build.log);
+    } else if (o.build_only) {
+      continue;
+    } else {
+      RunRequest req;
+      req.runner = build.runner;
+      req.manifest = &m;
+      req.student_dir = source / m.id;
+      req.backend = backend;
+      req.device = o.device;
+      req.seed = run.seed;
+      req.tasks = tasks;
+      if (o.timeout > 0) req.timeout_s = o.timeout;
+      req.work_dir = lab_work;
+      lab = supervise(req);
+    }
+    run.labs.push_back(std::move(lab));
+  }
+
+  if (o.build_only) {
+    for (const auto& lab : run.labs)
+      for (const auto& t : lab.tasks) fmt::print("{}: {}\n{}\n", lab.id, t.message, t.details);
+    fmt::print("{} ({}): {}\n", source.string(), backend, run.labs.empty() ? "every lab builds" : "build failed");
+    return run.labs.empty() ? 0 : 1;
+  }
+  const fs::path json = o.json.empty() ? work / "report.json" : fs::path(o.json);
+  write_json_atomically(to_json(run), json);
+  const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+  fmt::print("{}", render_report(run, color));
+  fmt::print("JSON report: {}\n", json.string());
+  return run.all_passed() ? 0 : 1;
+}
+
+int devices() {
+  for (const auto& backend : available_backends()) {
+    const auto list = list_devices(backend);
+    fmt::print("{}: {}\n", backend, list.empty() ? "no device" : "");
+    for (const auto& d : list)
+      fmt::print("  {}: {} · {} · {} ({})\n", d.index, d.name, d.platform, d.details, to_string(d.device_class));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpulab: build, run and grade GPU programming labs"};
+  app.require_subcommand(1);
+  CheckOptions o;
+  auto add_common = [&](CLI::App* sub) {
+    sub->add_option("--source", o.source, "folder with the lab folders to grade (default: labs/ of the repository)");
+    sub->add_option("--lab", o.labs, "lab to run: its folder (02-transpose), name (transpose) or number (2); default: all");
+    sub->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
+  };
+  auto* check_cmd = app.add_subcommand("check", "build the labs, run every task and report");
+  add_common(check_cmd);
+  check_cmd->add_option("--task", o.tasks, "only this task (repeatable)");
+  check_cmd->add_option("--device", o.device, "device index or part of its name (see `gpulab devices`)");
+  check_cmd->add_option("--seed", o.seed, "seed of the random inputs, to reproduce a run");
+  check_cmd->add_option("--timeout", o.timeout, "seconds without progress before a lab is killed (default: the manifest's)");
+  check_cmd->add_option("--json", o.json, "where to write the JSON report");
+  auto* build_cmd = app.add_subcommand("build", "only compile and link the student files");
+  add_common(build_cmd);
+  app.add_subcommand("devices", "list the CUDA and OpenCL devices");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (app.got_subcommand("devices")) return devices();
+    o.build_only = app.got_subcommand("build");
+    return check(o);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gpulab: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,147 @@
+#include "report.hpp"
+
+#include <fmt/color.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace gpulab::cli {
+
+double RunSummary::points() const {
+  double p = 0;
+  for (const auto& lab : labs)
+    for (const auto& t : lab.tasks) p += t.points;
+  return p;
+}
+double RunSummary::max_points() const {
+  double p = 0;
+  for (const auto& lab : labs)
+    for (const auto& t : lab.tasks) p += t.max_points;
+  return p;
+}
+int RunSummary::tasks_passed() const {
+  int n = 0;
+  for (const auto& lab : labs)
+    for (const auto& t : lab.tasks) n += t.status == Status::passed;
+  return n;
+}
+int RunSummary::tasks_total() const {
+  int n = 0;
+  for (const auto& lab : labs) n += static_cast<int>(lab.tasks.size());
+  return n;
+}
+
+nlohmann::json to_json(const RunSummary& run) {
+  nlohmann::json labs = nlohmann::json::array();
+  for (const auto& lab : run.labs) {
+    nlohmann::json l{{"id", lab.id},         {"name", lab.name},       {"title", lab.title},
+                     {"backend", lab.backend}, {"device", lab.device}, {"tasks", lab.tasks},
+                     {"output", lab.output},  {"processes", lab.processes}};
+    if (lab.copy_gbps) l["calibration"] = {{"copy_gbps", *lab.copy_gbps}};
+    labs.push_back(std::move(l));
+  }
+  return {{"source", run.source},       {"backend", run.backend},         {"seed", run.seed},
+          {"labs", labs},               {"points", run.points()},         {"max_points", run.max_points()},
+          {"tasks_passed", run.tasks_passed()}, {"tasks_total", run.tasks_total()}, {"passed", run.all_passed()}};
+}
+
+void write_json_atomically(const nlohmann::json& data, const std::filesystem::path& path) {
+  std::filesystem::create_directories(path.parent_path());
+  const auto temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    if (!out) throw std::runtime_error("cannot write " + temporary);
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+namespace {
+
+class Painter {
+ public:
+  explicit Painter(bool color) : color_(color) {}
+  std::string operator()(const std::string& text, fmt::text_style style) const {
+    return color_ ? fmt::format(style, "{}", text) : text;
+  }
+
+ private:
+  bool color_;
+};
+
+fmt::text_style style_of(Status s) {
+  switch (s) {
+    case Status::passed:
+      return fg(fmt::terminal_color::green);
+    case Status::not_implemented:
+    case Status::not_run:
+      return fg(fmt::terminal_color::yellow);
+    default:
+      return fg(fmt::terminal_color::red);
+  }
+}
+
+std::string indent(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);) out += prefix + line + "\n";
+  return out;
+}
+
+std::string number(double v) { return v == static_cast<long long>(v) ? fmt::format("{}", static_cast<long long>(v)) : fmt::format("{:.1f}", v); }
+
+}  // namespace
+
+std::string render_report(const RunSummary& run, bool color) {
+  const Painter paint(color);
+  const auto bold = fmt::emphasis::bold;
+  std::string out;
+  out += paint(fmt::format("gpulab check: {}", run.source), bold) +
+         fmt::format(" · seed {} (SEED={} reproduces this run)\n", run.seed, run.seed);
+  for (const auto& lab : run.labs)
+    if (!lab.device.is_null()) {
+      out += fmt::format("device: {} · {} · {}\n", lab.device.value("name", "?"), lab.device.value("platform", "?"),
+                         lab.device.value("details", ""));
+      break;
+    }
+
+  for (const auto& lab : run.labs) {
+    out += "\n" + paint(fmt::format("{} · {}", lab.id, lab.title), bold);
+    out += fmt::format("  [{}{}]\n", lab.backend,
+                       lab.copy_gbps ? fmt::format(", device copy {:.0f} GB/s", *lab.copy_gbps) : std::string());
+    out += fmt::format("  {:<12} {:>7} {:>11} {:>9} {:>8} {:>7}  {:<16} {:>7}\n", "task", "cases", "time", "GB/s",
+                       "% copy", "needs", "result", "points");
+    std::string problems;
+    for (const auto& t : lab.tasks) {
+      const std::string cases = t.cases_total ? fmt::format("{}/{}", t.cases_passed, t.cases_total) : "—";
+      const std::string time = t.time_ms ? fmt::format("{:.3f} ms", *t.time_ms) : "—";
+      const std::string gbps = t.gbps ? fmt::format("{:.1f}", *t.gbps) : "—";
+      const std::string ratio = t.ratio ? fmt::format("{:.0f}%", *t.ratio * 100) : "—";
+      const std::string needs = t.threshold ? fmt::format("≥{:.0f}%", *t.threshold * 100) : "—";
+      const std::string mark = t.status == Status::passed ? "✔ " : "✘ ";
+      // Pad before painting: escape codes would upset the column widths.
+      const std::string result = paint(fmt::format("{:<16}", mark + describe(t.status)), style_of(t.status));
+      out += fmt::format("  {:<12} {:>7} {:>11} {:>9} {:>8} {:>7}  {} {:>7}\n", t.task, cases, time, gbps, ratio, needs,
+                         result, number(t.points) + "/" + number(t.max_points));
+      if (t.status != Status::passed) {
+        problems += paint(fmt::format("  ✘ {} ({}): ", t.task, t.function), style_of(t.status)) + t.message + "\n";
+        if (!t.details.empty() && t.details != t.message) problems += indent(t.details, "      ");
+      }
+    }
+    if (!problems.empty()) out += "\n" + problems;
+    if (!lab.output.empty()) {
+      bool failed = false;
+      for (const auto& t : lab.tasks) failed |= t.status != Status::passed;
+      if (failed) out += "  what the program printed (last lines):\n" + indent(lab.output, "      | ");
+    }
+  }
+  const bool ok = run.all_passed();
+  out += "\n" + paint(fmt::format("{}: {} of {} tasks passed, {} of {} points", ok ? "PASSED" : "FAILED",
+                                  run.tasks_passed(), run.tasks_total(), number(run.points()), number(run.max_points())),
+                      bold | fg(ok ? fmt::terminal_color::green : fmt::terminal_color::red)) +
+         "\n";
+  return out;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,32 @@
+// The console report (one table per lab) and the JSON file of a whole run.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "supervisor.hpp"
+
+namespace gpulab::cli {
+
+struct RunSummary {
+  std::string source;        // the folder graded
+  std::string backend;
+  std::uint64_t seed = 0;
+  std::vector<LabRun> labs;
+
+  double points() const;
+  double max_points() const;
+  int tasks_passed() const;
+  int tasks_total() const;
+  bool all_passed() const { return tasks_passed() == tasks_total(); }
+};
+
+nlohmann::json to_json(const RunSummary& run);
+// Writes via a temporary file and a rename, so a reader never sees half a report.
+void write_json_atomically(const nlohmann::json& data, const std::filesystem::path& path);
+std::string render_report(const RunSummary& run, bool color);
+
+}  // namespace gpulab::cli

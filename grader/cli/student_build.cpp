@@ -1,0 +1,209 @@
+#include "student_build.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace gpulab::cli {
+
+namespace fs = std::filesystem;
+
+Toolchain Toolchain::load(const fs::path& build_dir) {
+  const fs::path file = build_dir / "toolchain.json";
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(fmt::format("{} is missing: build the harness first (make check does)", file.string()));
+  Toolchain t;
+  t.build_dir = build_dir;
+  in >> t.config;
+  t.repo = t.config.at("repo").get<std::string>();
+  return t;
+}
+
+bool Toolchain::has_backend(const std::string& backend) const {
+  return config.contains("backends") && config["backends"].contains(backend);
+}
+
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string join_quoted(const nlohmann::json& list) {
+  std::string out;
+  for (const auto& item : list) out += " " + quote(item.get<std::string>());
+  return out;
+}
+
+struct Command {
+  int status;
+  std::string output;
+};
+
+Command run_command(const std::string& command) {
+  Command c{-1, {}};
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return c;
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) c.output.append(buffer.data(), n);
+  c.status = ::pclose(pipe);
+  return c;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::file_time_type mtime_or_min(const fs::path& p) {
+  std::error_code ec;
+  auto t = fs::last_write_time(p, ec);
+  return ec ? fs::file_time_type::min() : t;
+}
+
+// Rebuilds `output` unless it is newer than every input and was made by the same command.
+bool up_to_date(const fs::path& output, const std::vector<fs::path>& inputs, const std::string& command) {
+  const fs::path stamp = output.string() + ".cmd";
+  if (!fs::exists(output) || read_text(stamp) != command) return false;
+  const auto built = fs::last_write_time(output);
+  for (const auto& in : inputs)
+    if (mtime_or_min(in) > built) return false;
+  return true;
+}
+
+void write_stamp(const fs::path& output, const std::string& command) {
+  std::ofstream(output.string() + ".cmd") << command;
+}
+
+std::string link_hint(const std::string& log) {
+  if (log.find("undefined reference") == std::string::npos) return {};
+  return "\nhint: the grader calls each function of the lab with the exact signature in the skeleton: "
+         "did you rename a function or change its parameters?";
+}
+
+}  // namespace
+
+std::string trim_compiler_output(const std::string& output, const std::string& strip_prefix, std::size_t max_lines) {
+  std::istringstream in(output);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!strip_prefix.empty())
+      for (std::size_t at; (at = line.find(strip_prefix)) != std::string::npos;) line.erase(at, strip_prefix.size());
+    lines.push_back(line);
+  }
+  // Start at the first error, so warnings before it do not push it off the screen.
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].find("error") != std::string::npos) {
+      first = i > 0 && lines[i - 1].find("In function") != std::string::npos ? i - 1 : i;
+      break;
+    }
+  std::string out;
+  for (std::size_t i = first; i < lines.size() && i < first + max_lines; ++i) out += lines[i] + "\n";
+  if (lines.size() > first + max_lines) out += fmt::format("… ({} more lines)\n", lines.size() - first - max_lines);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
+                      const fs::path& student_dir, const fs::path& work_dir) {
+  BuildResult result;
+  const auto& cfg = toolchain.config;
+  if (!toolchain.has_backend(backend)) {
+    result.message = fmt::format("this build has no {} backend (is its SDK installed?)", backend);
+    return result;
+  }
+  const auto files = manifest.files.find(backend);
+  if (files == manifest.files.end()) {
+    result.message = fmt::format("lab {} has no {} version", manifest.id, backend);
+    return result;
+  }
+  const std::string lab_key = manifest.name + "/" + backend;
+  if (!cfg["labs"].contains(lab_key)) {
+    result.message = fmt::format("the harness has no driver for {} ({}): rebuild it after adding the lab", manifest.id, backend);
+    return result;
+  }
+
+  std::vector<std::string> missing;
+  for (const auto& f : files->second)
+    if (!fs::exists(student_dir / f)) missing.push_back((student_dir / f).string());
+  if (!missing.empty()) {
+    result.message = fmt::format("missing file{}: {} (restore it from the course repository, e.g. with git checkout -- <file>)",
+                                 missing.size() > 1 ? "s" : "", fmt::join(missing, ", "));
+    return result;
+  }
+
+  fs::create_directories(work_dir);
+  const auto& backend_cfg = cfg["backends"][backend];
+  const std::string strip = toolchain.repo.string() + "/";
+  const fs::path toolchain_file = toolchain.build_dir / "toolchain.json";
+  std::vector<fs::path> harness_headers;
+  for (const auto& h : fs::recursive_directory_iterator(toolchain.repo / "common" / "include"))
+    if (h.is_regular_file()) harness_headers.push_back(h.path());
+
+  std::vector<fs::path> objects;
+  for (const auto& f : files->second) {
+    const fs::path source = fs::absolute(student_dir / f);
+    std::string compiler;
+    if (source.extension() == ".cu")
+      compiler = cfg["cuda"]["nvcc"].get<std::string>() + join_quoted(cfg["cuda"]["flags"]);
+    else if (source.extension() == ".cpp")
+      compiler = cfg["cxx"].get<std::string>() + join_quoted(cfg["cxx_flags"]);
+    else
+      continue;  // kernels (.cl) are built by the runner at run time
+    const fs::path object = work_dir / (source.filename().string() + ".o");
+    const std::string command = fmt::format("{}{} -c {} -o {}", compiler, join_quoted(backend_cfg["include"]),
+                                            quote(source.string()), quote(object.string()));
+    std::vector<fs::path> inputs = harness_headers;
+    inputs.push_back(source);
+    inputs.push_back(toolchain_file);
+    if (!up_to_date(object, inputs, command)) {
+      fs::remove(object);
+      const Command c = run_command(command);
+      if (c.status != 0) {
+        result.message = fmt::format("{} does not compile", (student_dir / f).string());
+        result.log = trim_compiler_output(c.output, strip);
+        return result;
+      }
+      write_stamp(object, command);
+    }
+    objects.push_back(object);
+  }
+
+  const fs::path runner = work_dir / "runner";
+  std::string command = cfg["cxx"].get<std::string>() + " -o " + quote(runner.string());
+  std::vector<fs::path> inputs{toolchain_file};
+  for (const auto& o : objects) {
+    command += " " + quote(o.string());
+    inputs.push_back(o);
+  }
+  command += " -Wl,--start-group";
+  for (const auto& lib : cfg["labs"][lab_key]) {
+    command += " " + quote(lib.get<std::string>());
+    inputs.emplace_back(lib.get<std::string>());
+  }
+  command += " -Wl,--end-group" + join_quoted(backend_cfg["link"]);
+  if (!up_to_date(runner, inputs, command)) {
+    fs::remove(runner);
+    const Command c = run_command(command);
+    if (c.status != 0) {
+      result.message = fmt::format("the {} files of {} do not link with the harness", backend, manifest.id);
+      result.log = trim_compiler_output(c.output, strip) + link_hint(c.output);
+      return result;
+    }
+    write_stamp(runner, command);
+  }
+  result.ok = true;
+  result.runner = runner;
+  return result;
+}
+
+}  // namespace gpulab::cli

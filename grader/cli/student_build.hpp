@@ -1,0 +1,40 @@
+// Compiles a student's files for one lab and backend and links them with the prebuilt harness,
+// giving the lab's runner executable. Uses the compilers and libraries CMake recorded in
+// toolchain.json, so a submission compiles only its own files.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpulab/manifest.hpp"
+
+namespace gpulab::cli {
+
+struct Toolchain {
+  std::filesystem::path repo;       // the pristine course repository (labs/ manifests, common/)
+  std::filesystem::path build_dir;  // where toolchain.json and the harness libraries are
+  nlohmann::json config;
+
+  static Toolchain load(const std::filesystem::path& build_dir);
+  bool has_backend(const std::string& backend) const;
+};
+
+struct BuildResult {
+  bool ok = false;
+  std::filesystem::path runner;  // the executable, when ok
+  std::string message;           // one line: what failed
+  std::string log;               // the compiler's output, trimmed to the errors
+};
+
+// `student_dir` holds the lab's student files; objects go under `work_dir`.
+BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
+                      const std::filesystem::path& student_dir, const std::filesystem::path& work_dir);
+
+// Keeps the lines of compiler output that matter (errors and their context), at most `max_lines`,
+// with absolute paths under `strip_prefix` made relative.
+std::string trim_compiler_output(const std::string& output, const std::string& strip_prefix, std::size_t max_lines = 30);
+
+}  // namespace gpulab::cli

@@ -1,0 +1,242 @@
+#include "supervisor.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+
+namespace gpulab::cli {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> select_tasks(const Manifest& manifest, const std::vector<std::string>& requested) {
+  std::vector<std::string> out;
+  for (const auto& t : manifest.tasks)
+    if (requested.empty() || std::find(requested.begin(), requested.end(), t.name) != requested.end()) out.push_back(t.name);
+  return out;
+}
+
+std::vector<TaskResult> all_tasks_failed(const Manifest& manifest, const std::vector<std::string>& tasks, Status status,
+                                         const std::string& message, const std::string& details) {
+  std::vector<TaskResult> out;
+  for (const auto& name : tasks) {
+    const Task* t = manifest.find_task(name);
+    TaskResult r;
+    r.task = name;
+    r.function = t ? t->function : "";
+    r.max_points = t ? t->points : 0;
+    r.status = status;
+    r.message = message;
+    r.details = details;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+
+constexpr rlim_t kMaxOutputBytes = 64ull << 20;  // a runaway printf loop fills no disk
+
+struct Exit {
+  bool timed_out = false;
+  int status = 0;  // from waitpid
+};
+
+// Starts the runner in its own process group and waits, killing the group when the progress
+// file has not grown for `timeout_s` seconds.
+Exit run_child(const std::vector<std::string>& argv, const fs::path& progress, const fs::path& output, double timeout_s) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("cannot start the lab runner: {}", std::strerror(errno)));
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+    const rlimit fsize{kMaxOutputBytes, kMaxOutputBytes};
+    ::setrlimit(RLIMIT_FSIZE, &fsize);
+    ::execv(args[0], args.data());
+    std::fprintf(stderr, "cannot execute %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+
+  using clock = std::chrono::steady_clock;
+  auto last_progress = clock::now();
+  std::uintmax_t last_size = 0;
+  Exit exit;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &exit.status, WNOHANG);
+    if (done == pid) break;
+    std::error_code ec;
+    const auto size = fs::file_size(progress, ec);
+    if (!ec && size != last_size) {
+      last_size = size;
+      last_progress = clock::now();
+    }
+    if (std::chrono::duration<double>(clock::now() - last_progress).count() > timeout_s) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &exit.status, 0);
+      exit.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(-pid, SIGKILL);  // anything the runner left behind in its group
+  return exit;
+}
+
+std::vector<nlohmann::json> read_events(const fs::path& progress) {
+  std::vector<nlohmann::json> events;
+  std::ifstream in(progress);
+  for (std::string line; std::getline(in, line);) {
+    auto event = nlohmann::json::parse(line, nullptr, false);
+    if (!event.is_discarded()) events.push_back(std::move(event));  // a line cut short by a crash
+  }
+  return events;
+}
+
+std::string tail_of(const fs::path& file, std::size_t max_bytes) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  const auto size = static_cast<std::size_t>(in.tellg());
+  const std::size_t start = size > max_bytes ? size - max_bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string text(size - start, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  return start > 0 ? "…" + text : text;
+}
+
+std::string signal_text(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "SIGSEGV, a segmentation fault";
+    case SIGBUS:
+      return "SIGBUS, a bus error";
+    case SIGFPE:
+      return "SIGFPE, an arithmetic error such as an integer division by zero";
+    case SIGABRT:
+      return "SIGABRT, an abort (an uncaught exception or a failed assert)";
+    case SIGILL:
+      return "SIGILL, an illegal instruction";
+    case SIGXFSZ:
+      return "SIGXFSZ: it printed more than 64 MiB";
+    case SIGKILL:
+      return "SIGKILL, killed from outside (out of memory?)";
+    default:
+      return fmt::format("signal {} ({})", sig, strsignal(sig));
+  }
+}
+
+}  // namespace
+
+LabRun supervise(const RunRequest& req) {
+  const Manifest& m = *req.manifest;
+  LabRun run;
+  run.id = m.id;
+  run.name = m.name;
+  run.title = m.title;
+  run.backend = req.backend;
+  const double timeout = req.timeout_s.value_or(m.timeout_s);
+  fs::create_directories(req.work_dir);
+  const fs::path output = req.work_dir / "output.txt";
+  fs::remove(output);
+
+  std::vector<std::string> pending = select_tasks(m, req.tasks);
+  std::map<std::string, TaskResult> finished;
+  while (!pending.empty()) {
+    ++run.processes;
+    const fs::path progress = req.work_dir / fmt::format("progress-{}.jsonl", run.processes);
+    fs::remove(progress);
+    std::vector<std::string> argv{req.runner.string(), "--manifest", m.path.string(), "--student-dir",
+                                  req.student_dir.string(), "--backend", req.backend, "--seed",
+                                  std::to_string(req.seed), "--progress", progress.string()};
+    if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
+    for (const auto& t : pending) argv.insert(argv.end(), {"--task", t});
+
+    const Exit exit = run_child(argv, progress, output, timeout);
+
+    std::string current_task, current_case, setup_error;
+    for (const auto& e : read_events(progress)) {
+      const std::string kind = e.value("event", "");
+      if (kind == "device") {
+        run.device = e;
+        run.device.erase("event");
+      } else if (kind == "calibration") {
+        run.copy_gbps = e.at("copy_gbps").get<double>();
+      } else if (kind == "task_begin") {
+        current_task = e.at("task");
+        current_case.clear();
+      } else if (kind == "case_begin") {
+        current_case = e.at("case");
+      } else if (kind == "task_end") {
+        TaskResult r = e.at("result").get<TaskResult>();
+        finished[r.task] = r;
+        current_task.clear();
+      } else if (kind == "error") {
+        setup_error = e.value("message", "");
+      }
+    }
+    std::erase_if(pending, [&](const std::string& t) { return finished.count(t) > 0; });
+    if (pending.empty()) break;
+
+    // The runner ended before reporting every task: say why, for the task it was in.
+    const std::string where = current_case.empty() ? "" : fmt::format(" in case {}", current_case);
+    Status status = Status::crashed;
+    std::string message;
+    if (exit.timed_out) {
+      status = Status::timeout;
+      message = fmt::format(
+          "timed out after {:.0f} s without progress{} — an infinite loop, or a barrier (__syncthreads / barrier) "
+          "that not every thread of the block reaches, e.g. inside an if",
+          timeout, where);
+    } else if (WIFSIGNALED(exit.status)) {
+      message = fmt::format("the runner crashed with {}{} — on a CPU OpenCL device an out-of-bounds access in a "
+                            "kernel crashes the process: check the bounds test of every work-item; in host code, "
+                            "check pointers and sizes",
+                            signal_text(WTERMSIG(exit.status)), where);
+    } else if (!setup_error.empty()) {
+      status = Status::error;
+      message = setup_error;
+    } else if (WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 127) {
+      status = Status::error;
+      message = fmt::format("cannot execute the runner {}", req.runner.string());
+    } else if (WIFEXITED(exit.status) && WEXITSTATUS(exit.status) != 3) {
+      message = fmt::format("the runner exited with status {}{} before reporting (did student code call exit?)",
+                            WEXITSTATUS(exit.status), where);
+    }
+    const bool device_lost = WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3;
+    if (current_task.empty() && device_lost) continue;  // the faulting task reported itself: rerun the rest
+    if (current_task.empty()) {
+      if (message.empty()) message = "the runner ended without reporting these tasks";
+      // Nothing started (setup failed): every pending task gets the message, no rerun.
+      for (auto& r : all_tasks_failed(m, pending, status, message, "")) finished[r.task] = r;
+      break;
+    }
+    auto failed = all_tasks_failed(m, {current_task}, status, message, "");
+    finished[current_task] = failed.front();
+    std::erase(pending, current_task);
+  }
+
+  for (const auto& name : select_tasks(m, req.tasks))
+    if (auto it = finished.find(name); it != finished.end()) run.tasks.push_back(it->second);
+  run.output = tail_of(output, 4000);
+  return run;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,47 @@
+// Runs a lab's runner in child processes under a progress timeout, and turns crashes, hangs and
+// device faults into task results, starting a fresh process for the tasks after a failure.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpulab/manifest.hpp"
+#include "gpulab/results.hpp"
+
+namespace gpulab::cli {
+
+struct LabRun {
+  std::string id, name, title, backend;
+  nlohmann::json device;              // the runner's "device" event, when it got that far
+  std::optional<double> copy_gbps;    // calibration
+  std::vector<TaskResult> tasks;      // the selected tasks, in manifest order
+  std::string output;                 // the end of what the student's code printed
+  int processes = 0;                  // runner processes started (more than 1 after a failure)
+};
+
+struct RunRequest {
+  std::filesystem::path runner;
+  const Manifest* manifest = nullptr;
+  std::filesystem::path student_dir;
+  std::string backend;
+  std::string device;
+  std::uint64_t seed = 0;
+  std::vector<std::string> tasks;     // empty: all
+  std::optional<double> timeout_s;    // overrides the manifest's
+  std::filesystem::path work_dir;     // progress and output files
+};
+
+LabRun supervise(const RunRequest& request);
+
+// A result for every selected task when the runner could not even be built or started.
+std::vector<TaskResult> all_tasks_failed(const Manifest& manifest, const std::vector<std::string>& tasks, Status status,
+                                         const std::string& message, const std::string& details);
+
+// The task names to run: `requested` validated against the manifest, or all of them.
+std::vector<std::string> select_tasks(const Manifest& manifest, const std::vector<std::string>& requested);
+
+}  // namespace gpulab::cli

@@ -1,0 +1,59 @@
+#include "hello_lab.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "gpulab/reference.hpp"
+#include "lab_driver.hpp"
+
+namespace gpulab {
+namespace {
+
+// A case is either a fixed text with its offsets, or `length` random printable characters with
+// the offsets that turn them into other random printable characters.
+void make_input(const Case& c, Rng& rng, std::vector<char>& text, std::vector<int>& offsets) {
+  if (c.params.contains("text")) {
+    const std::string fixed = c.params.at("text").get<std::string>();
+    text.assign(fixed.begin(), fixed.end());
+    offsets = c.params.at("offsets").get<std::vector<int>>();
+    if (offsets.size() != text.size())
+      throw std::invalid_argument(fmt::format("case '{}': text and offsets differ in length", c.name));
+    return;
+  }
+  const auto length = static_cast<std::size_t>(case_int(c, "length"));
+  text.resize(length);
+  offsets.resize(length);
+  for (std::size_t i = 0; i < length; ++i) {
+    const auto from = static_cast<int>(rng.integer(' ', '~'));
+    const auto to = static_cast<int>(rng.integer(' ', '~'));
+    text[i] = static_cast<char>(from);
+    offsets[i] = to - from;
+  }
+}
+
+class HelloDriver final : public LabDriver {
+ public:
+  CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
+    Rng rng = ctx.rng(task, c);
+    std::vector<char> text;
+    std::vector<int> offsets;
+    make_input(c, rng, text, offsets);
+    const std::vector<char> expected = reference::hello(text, offsets);
+    const auto launch = labs::bind_hello(ctx.device, task.function);
+    std::vector<char> result(text.size());
+
+    Launchable l;
+    l.poison = [&] { std::memset(result.data(), kPoisonByte, result.size()); };
+    l.launch = [&] { launch(text.data(), offsets.data(), result.data(), static_cast<int>(text.size())); };
+    l.check = [&] { return compare_exact<char>(expected, result); };
+    l.bytes = static_cast<double>(text.size() * (2 + sizeof(int)));
+    return execute(ctx, c, l);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LabDriver> make_lab_driver() { return std::make_unique<HelloDriver>(); }
+
+}  // namespace gpulab

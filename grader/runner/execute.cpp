@@ -1,0 +1,47 @@
+#include <fmt/format.h>
+
+#include "lab_driver.hpp"
+
+namespace gpulab {
+
+std::int64_t case_int(const Case& c, const char* key) {
+  if (!c.params.contains(key) || !c.params[key].is_number_integer())
+    throw std::invalid_argument(fmt::format("case '{}' needs an integer '{}' in the manifest", c.name, key));
+  return c.params[key].get<std::int64_t>();
+}
+
+CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& l) {
+  CaseResult result;
+  result.name = c.name;
+  result.bytes = l.bytes;
+  auto fail_with = [&](const Comparison& cmp, const char* when) {
+    result.passed = false;
+    result.message = fmt::format("case {}: {}{}", c.name, when, cmp.summary());
+    result.details = fmt::format("case {}: {}{}", c.name, when, cmp.report());
+    return result;
+  };
+
+  l.poison();
+  l.launch();
+  ctx.device.synchronize();
+  if (const Comparison first = l.check(); !first.ok()) return fail_with(first, "");
+
+  if (c.timing) {
+    for (int i = 1; i < ctx.manifest.warmup; ++i) {
+      l.poison();
+      l.launch();
+      ctx.device.synchronize();
+    }
+    std::vector<double> samples;
+    for (int i = 0; i < ctx.manifest.repeats; ++i) {
+      l.poison();  // so the checked output below is the work of a timed launch
+      samples.push_back(ctx.device.time(l.launch).counted_ms());
+    }
+    if (const Comparison timed = l.check(); !timed.ok()) return fail_with(timed, "the output of a timed launch is wrong: ");
+    result.timing = summarize(samples);
+  }
+  result.passed = true;
+  return result;
+}
+
+}  // namespace gpulab

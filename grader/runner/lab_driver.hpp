@@ -1,0 +1,64 @@
+// The contract between the runner and one lab: the runner owns devices, seeds, timing, progress
+// and error handling; a lab driver makes a case's data, calls the student's function through the
+// backend bindings, and checks the output against the CPU reference.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "gpulab/compare.hpp"
+#include "gpulab/device.hpp"
+#include "gpulab/manifest.hpp"
+#include "gpulab/random.hpp"
+#include "gpulab/results.hpp"
+
+namespace gpulab {
+
+struct RunContext {
+  Device& device;
+  const Manifest& manifest;
+  std::uint64_t run_seed;
+  // The case's own random stream: the same for the same run seed, lab, task and case.
+  Rng rng(const Task& task, const Case& c) const {
+    return Rng(derive_seed(run_seed, manifest.id, task.name, c.name));
+  }
+};
+
+// One case, ready to run: the runner poisons, launches, checks, and for a timing case repeats the
+// launch under the device clock and checks the output of a timed launch again.
+struct Launchable {
+  std::function<void()> poison;          // fill every output with kPoisonByte
+  std::function<void()> launch;          // call the student's function once
+  std::function<Comparison()> check;     // fetch the outputs and compare with the reference
+  double bytes = 0;                      // what one launch must at least read and write
+};
+
+CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable);
+
+class LabDriver {
+ public:
+  virtual ~LabDriver() = default;
+  virtual CaseResult run(const RunContext& ctx, const Task& task, const Case& c) = 0;
+};
+
+// Defined once per lab (grader/labs/<name>/); the runner executable of a lab links exactly one.
+std::unique_ptr<LabDriver> make_lab_driver();
+
+// Reads an integer case parameter, naming the case and the key when it is missing or wrong.
+std::int64_t case_int(const Case& c, const char* key);
+
+}  // namespace gpulab
+
+namespace gpulab {
+
+// Finds the student function a task names in a lab's bindings table.
+template <typename Function>
+Function find_function(const std::map<std::string, Function>& functions, const std::string& name) {
+  auto it = functions.find(name);
+  if (it == functions.end())
+    throw std::invalid_argument("the manifest names function '" + name + "', which this lab's bindings do not define");
+  return it->second;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,189 @@
+// The lab runner: one process per lab (and backend), started by `gpulab check`. It opens the
+// device, calibrates, runs the selected tasks case by case and appends one JSON line per event to
+// the progress file, so the parent can tell where a crash or hang happened and resume after it.
+//
+// Exit codes: 0 all requested tasks reported; 2 setup failed (see the "error" event);
+// 3 the device was lost (a kernel fault): the parent reruns the tasks after the faulting one.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "gpulab/device.hpp"
+#include "gpulab/results.hpp"
+#include "lab_driver.hpp"
+
+namespace gpulab {
+namespace {
+
+class Progress {
+ public:
+  explicit Progress(const std::string& path) : file_(std::fopen(path.c_str(), "a")) {
+    if (!file_) throw std::runtime_error(fmt::format("cannot write the progress file {}", path));
+  }
+  ~Progress() { std::fclose(file_); }
+  void emit(const nlohmann::json& event) {
+    const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::fwrite(line.data(), 1, line.size(), file_);
+    std::fflush(file_);  // the parent reads it while we run, and after a crash
+  }
+
+ private:
+  std::FILE* file_;
+};
+
+std::string with_hint(const Device& device, const ApiError& e) {
+  const std::string hint = device.hint(e);
+  return hint.empty() ? e.what() : fmt::format("{} — {}", e.what(), hint);
+}
+
+// Runs one task's cases; returns false if the device was lost and the process must end.
+bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progress& progress,
+              std::optional<double> copy_gbps) {
+  const DeviceClass cls = ctx.device.info().device_class;
+  TaskResult r;
+  r.task = task.name;
+  r.function = task.function;
+  r.max_points = task.points;
+  const auto cases = ctx.manifest.cases_for(cls);
+  r.cases_total = static_cast<int>(cases.size());
+  if (task.threshold) r.threshold = task.threshold->bound(cls);
+  progress.emit({{"event", "task_begin"}, {"task", task.name}});
+
+  bool device_lost = false;
+  std::optional<Status> stop;  // a failure that makes the remaining cases pointless
+  for (const Case* c : cases) {
+    progress.emit({{"event", "case_begin"}, {"task", task.name}, {"case", c->name}});
+    try {
+      CaseResult cr = driver.run(ctx, task, *c);
+      progress.emit({{"event", "case_end"}, {"task", task.name}, {"result", cr}});
+      r.cases_passed += cr.passed;
+      if (!cr.passed && r.message.empty()) {
+        r.message = cr.message;
+        r.details = cr.details;
+      }
+      if (c->timing && cr.timing) {
+        r.time_ms = cr.timing->median;
+        r.gbps = cr.gbps();
+        if (r.gbps && copy_gbps) r.ratio = *r.gbps / *copy_gbps;
+      }
+      r.cases.push_back(std::move(cr));
+      continue;
+    } catch (const NotImplemented& e) {
+      stop = Status::not_implemented;
+      r.message = fmt::format("{} is not implemented yet: TODO at {}:{}", task.function, e.file(), e.line());
+      r.details = fmt::format("TODO: {}\nWrite the code, then delete the GPULAB_NOT_IMPLEMENTED line ({}:{}).",
+                              e.what(), e.file(), e.line());
+    } catch (const ApiError& e) {
+      device_lost = ctx.device.is_fatal(e);
+      stop = device_lost ? Status::kernel_fault : Status::error;
+      r.message = fmt::format("case {}: {}", c->name, with_hint(ctx.device, e));
+    } catch (const std::exception& e) {
+      stop = Status::error;
+      r.message = fmt::format("case {}: {}", c->name, e.what());
+    }
+    break;
+  }
+
+  if (stop) {
+    r.status = *stop;
+  } else if (r.cases_passed < r.cases_total) {
+    r.status = Status::wrong_result;
+  } else if (r.threshold && !r.ratio) {
+    r.status = Status::error;
+    r.message = "no timing case for this device class, so the threshold cannot be checked (fix the manifest)";
+  } else if (r.threshold && *r.ratio < *r.threshold) {
+    r.status = Status::too_slow;
+    r.message = fmt::format("correct, but reached {:.0f}% of copy bandwidth; the threshold is {:.0f}%", *r.ratio * 100,
+                            *r.threshold * 100);
+  } else {
+    r.status = Status::passed;
+  }
+  if (r.status == Status::passed) r.points = task.points;
+  progress.emit({{"event", "task_end"}, {"result", r}});
+  return !device_lost;
+}
+
+int run(const std::string& manifest_path, const std::string& student_dir, const std::string& backend,
+        const std::string& device_selector, std::uint64_t seed, const std::vector<std::string>& task_names,
+        Progress& progress) {
+  const Manifest manifest = load_manifest(manifest_path);
+  std::vector<const Task*> tasks;
+  for (const auto& name : task_names) {
+    const Task* t = manifest.find_task(name);
+    if (!t) throw std::invalid_argument(fmt::format("lab {} has no task '{}'", manifest.name, name));
+    tasks.push_back(t);
+  }
+  if (task_names.empty())
+    for (const auto& t : manifest.tasks) tasks.push_back(&t);
+
+  auto device = open_device(backend, device_selector);
+  const DeviceInfo& info = device->info();
+  progress.emit({{"event", "device"},
+                 {"backend", info.backend},
+                 {"index", info.index},
+                 {"name", info.name},
+                 {"platform", info.platform},
+                 {"details", info.details},
+                 {"class", to_string(info.device_class)}});
+
+  try {
+    device->prepare_lab(manifest, student_dir);
+  } catch (const CompileError& e) {
+    for (const Task* t : tasks) {
+      TaskResult r;
+      r.task = t->name;
+      r.function = t->function;
+      r.status = Status::compile_error;
+      r.message = e.what();
+      r.details = e.log();
+      r.max_points = t->points;
+      progress.emit({{"event", "task_end"}, {"result", r}});
+    }
+    return 0;
+  }
+
+  std::optional<double> copy_gbps;
+  const auto cases = manifest.cases_for(info.device_class);
+  if (std::any_of(cases.begin(), cases.end(), [](const Case* c) { return c->timing; })) {
+    // As large as a GPU timing case (256 MiB), so caches do not flatter the copy; smaller on a CPU.
+    const std::size_t bytes = info.device_class == DeviceClass::gpu ? (256u << 20) : (32u << 20);
+    copy_gbps = device->copy_bandwidth(bytes, 10);
+    progress.emit({{"event", "calibration"}, {"copy_gbps", *copy_gbps}, {"copy_bytes", bytes}});
+  }
+
+  const RunContext ctx{*device, manifest, seed};
+  auto driver = make_lab_driver();
+  for (const Task* t : tasks)
+    if (!run_task(ctx, *driver, *t, progress, copy_gbps)) return 3;
+  return 0;
+}
+
+}  // namespace
+}  // namespace gpulab
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpulab lab runner: runs one lab's tasks on one device (started by `gpulab check`)"};
+  std::string manifest, student_dir, backend, device, progress_path;
+  std::uint64_t seed = 0;
+  std::vector<std::string> tasks;
+  app.add_option("--manifest", manifest, "the lab's lab.toml")->required();
+  app.add_option("--student-dir", student_dir, "folder of the student's files of this lab")->required();
+  app.add_option("--backend", backend, "cuda or opencl")->required();
+  app.add_option("--device", device, "device index or part of its name");
+  app.add_option("--seed", seed, "run seed")->required();
+  app.add_option("--task", tasks, "tasks to run (default: all)");
+  app.add_option("--progress", progress_path, "JSON-lines file to append events to")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  std::optional<gpulab::Progress> progress;
+  try {
+    progress.emplace(progress_path);
+    return gpulab::run(manifest, student_dir, backend, device, seed, tasks, *progress);
+  } catch (const std::exception& e) {
+    if (progress) progress->emit({{"event", "error"}, {"message", e.what()}});
+    fmt::print(stderr, "gpulab runner: {}\n", e.what());
+    return 2;
+  }
+}
