@@ -31,6 +31,11 @@ std::string source_key(const Toolchain& tc, const fs::path& source) {
   return fmt::format("{}-{:08x}", source.filename().string(), std::hash<std::string>{}(source.string()) & 0xffffffffu);
 }
 
+std::string without_prefix(std::string text, const std::string& prefix) {
+  for (std::size_t at; (at = text.find(prefix)) != std::string::npos;) text.erase(at, prefix.size());
+  return text;
+}
+
 bool matches(const Manifest& m, const std::string& wanted) {
   if (wanted == m.id || wanted == m.name) return true;
   const auto dash = m.id.find('-');
@@ -118,6 +123,10 @@ int check(const CheckOptions& o) {
       if (o.timeout > 0) req.timeout_s = o.timeout;
       req.work_dir = lab_work;
       lab = supervise(req);
+    }
+    for (auto& t : lab.tasks) {  // paths relative to the repository read better
+      t.message = without_prefix(t.message, tc.repo.string() + "/");
+      t.details = without_prefix(t.details, tc.repo.string() + "/");
     }
     run.labs.push_back(std::move(lab));
   }

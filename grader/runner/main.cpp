@@ -72,9 +72,8 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
       continue;
     } catch (const NotImplemented& e) {
       stop = Status::not_implemented;
-      r.message = fmt::format("{} is not implemented yet: TODO at {}:{}", task.function, e.file(), e.line());
-      r.details = fmt::format("TODO: {}\nWrite the code, then delete the GPULAB_NOT_IMPLEMENTED line ({}:{}).",
-                              e.what(), e.file(), e.line());
+      r.message = fmt::format("not implemented yet: the TODO at {}:{}", e.file(), e.line());
+      r.details = fmt::format("{}\nWrite the code, then delete the GPULAB_NOT_IMPLEMENTED line.", e.what());
     } catch (const ApiError& e) {
       device_lost = ctx.device.is_fatal(e);
       stop = device_lost ? Status::kernel_fault : Status::error;

@@ -1,0 +1,152 @@
+// End-to-end behaviour of `gpulab check` on the OpenCL backend (PoCL in CI): what a student and
+// an instructor see for correct, unfinished and broken code.
+#include <doctest/doctest.h>
+
+#include "cli_harness.hpp"
+
+using namespace gpulab::testing;
+
+TEST_CASE("every reference solution passes every task on OpenCL") {
+  const auto run = run_check(repo_path("solutions"), "--backend opencl");
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  REQUIRE(run.report.is_object());
+  CHECK(run.report.at("passed") == true);
+  CHECK(run.report.at("points") == run.report.at("max_points"));
+  for (const auto& lab : run.report.at("labs"))
+    for (const auto& task : lab.at("tasks")) {
+      CAPTURE(task.at("task"));
+      CHECK(task.at("status") == "passed");
+      CHECK(task.at("cases_passed") == task.at("cases_total"));
+    }
+  // The timed transpose was measured against the device's own copy bandwidth.
+  const auto& optimized = run.task("transpose", "optimized");
+  CHECK(optimized.at("gbps").get<double>() > 0);
+  CHECK(optimized.at("ratio").get<double>() >= optimized.at("threshold").get<double>());
+  CHECK(run.output.find("PASSED") != std::string::npos);
+}
+
+TEST_CASE("a fresh skeleton reports each task as not implemented, naming the file and line of the TODO") {
+  const auto run = run_check(repo_path("labs"), "--backend opencl");
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  for (const auto& [lab, task, file] : {std::tuple{"hello", "hello", "labs/00-hello/hello_opencl.cpp:"},
+                                        std::tuple{"transpose", "naive", "labs/02-transpose/transpose_opencl.cpp:"},
+                                        std::tuple{"transpose", "optimized", "labs/02-transpose/transpose_opencl.cpp:"}}) {
+    CAPTURE(task);
+    CHECK(run.status(lab, task) == "not_implemented");
+    CHECK(run.task(lab, task).at("message").get<std::string>().find(file) != std::string::npos);
+  }
+  CHECK(run.output.find("not implemented") != std::string::npos);
+}
+
+TEST_CASE("a wrong kernel fails with a mismatch report that names the wrong rows and columns") {
+  SourceTree tree("wrong-kernel");
+  // Copies instead of transposing: right for 1x1 and single rows or columns, wrong elsewhere.
+  tree.replace("02-transpose/transpose.cl", "out[(size_t)col * rows + row] = in[(size_t)row * cols + col]",
+               "out[(size_t)row * cols + col] = in[(size_t)row * cols + col]");
+  const auto run = run_check(tree.root(), "--backend opencl --lab transpose --task naive");
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  CHECK(run.status("transpose", "naive") == "wrong_result");
+  const auto& naive = run.task("transpose", "naive");
+  CHECK(naive.at("cases_passed").get<int>() >= 3);
+  CHECK(naive.at("cases_passed") < naive.at("cases_total"));
+  const std::string details = naive.at("details");
+  CHECK(details.find("elements wrong") != std::string::npos);
+  CHECK(details.find("expected") != std::string::npos);
+  CHECK(details.find("wrong rows:") != std::string::npos);
+  CHECK(details.find("wrong columns:") != std::string::npos);
+}
+
+TEST_CASE("a kernel that never finishes is killed, reported as timed out, and the next task still runs") {
+  SourceTree tree("hanging-kernel");
+  tree.append("02-transpose/transpose.cl",
+              "__kernel void transpose_hang_kernel(__global const float* in, __global float* out, int rows, int cols) {\n"
+              "  volatile int spin = 1;\n  while (spin) {}\n}");
+  tree.replace("02-transpose/transpose_opencl.cpp", "lab.kernel(\"transpose_naive_kernel\")",
+               "lab.kernel(\"transpose_hang_kernel\")");
+  const auto run = run_check(tree.root(), "--backend opencl --lab transpose --timeout 4");
+  INFO(run.output);
+  CHECK(run.status("transpose", "naive") == "timeout");
+  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("timed out after 4 s") != std::string::npos);
+  CHECK(run.status("transpose", "optimized") == "passed");
+}
+
+TEST_CASE("a kernel that does not compile is reported with the compiler's file and line") {
+  SourceTree tree("kernel-compile-error");
+  tree.replace("02-transpose/transpose.cl", "const int col = get_global_id(0);", "const int col = get_global_id(0)");
+  const auto run = run_check(tree.root(), "--backend opencl --lab transpose");
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  CHECK(run.status("transpose", "naive") == "compile_error");
+  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("transpose.cl does not compile") !=
+        std::string::npos);
+  CHECK(run.task("transpose", "naive").at("details").get<std::string>().find("transpose.cl:7:") != std::string::npos);
+}
+
+TEST_CASE("host code that does not compile is reported with the compiler's file and line, and other labs still run") {
+  SourceTree tree("host-compile-error");
+  tree.replace("02-transpose/transpose_opencl.cpp", "gpulab::set_args(kernel, in, out, rows, cols);",
+               "gpulab::set_args(kernel, in, out, rows, cols)");
+  const auto run = run_check(tree.root(), "--backend opencl");
+  INFO(run.output);
+  CHECK(run.status("transpose", "naive") == "compile_error");
+  CHECK(run.task("transpose", "naive").at("details").get<std::string>().find("02-transpose/transpose_opencl.cpp:") !=
+        std::string::npos);
+  CHECK(run.status("hello", "hello") == "passed");
+}
+
+TEST_CASE("a crash in host code is reported as a crash and the other tasks still run") {
+  SourceTree tree("host-crash");
+  tree.replace("02-transpose/transpose_opencl.cpp", "cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");",
+               "cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");\n  *(volatile int*)nullptr = 1;");
+  const auto run = run_check(tree.root(), "--backend opencl --lab transpose");
+  INFO(run.output);
+  CHECK(run.status("transpose", "naive") == "crashed");
+  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("SIGSEGV") != std::string::npos);
+  CHECK(run.status("transpose", "optimized") == "passed");
+}
+
+TEST_CASE("a failing OpenCL call in student code is reported with the call's own description") {
+  SourceTree tree("bad-launch");
+  // A work-group size that contradicts reqd_work_group_size(32, 8, 1) in the kernel.
+  tree.replace("02-transpose/transpose_opencl.cpp", "const size_t local[2] = {tile, rows_per_pass};",
+               "const size_t local[2] = {tile / 2, rows_per_pass};");
+  const auto run = run_check(tree.root(), "--backend opencl --lab transpose --task optimized");
+  INFO(run.output);
+  CHECK(run.status("transpose", "optimized") == "error");
+  const std::string message = run.task("transpose", "optimized").at("message");
+  CHECK(message.find("launching transpose_tiled_kernel") != std::string::npos);
+  CHECK(message.find("CL_INVALID_WORK_GROUP_SIZE") != std::string::npos);
+}
+
+TEST_CASE("a missing student file is named, with how to restore it") {
+  SourceTree tree("missing-file");
+  tree.remove("00-hello/hello.cl");
+  const auto run = run_check(tree.root(), "--backend opencl --lab hello");
+  INFO(run.output);
+  CHECK(run.status("hello", "hello") == "compile_error");
+  const std::string message = run.task("hello", "hello").at("message");
+  CHECK(message.find("missing file") != std::string::npos);
+  CHECK(message.find("hello.cl") != std::string::npos);
+}
+
+TEST_CASE("a lab is chosen by folder, name or number, and a wrong name lists the labs") {
+  for (const char* lab : {"02-transpose", "transpose", "2"}) {
+    const auto run = run_check(repo_path("solutions"), std::string("--backend opencl --task naive --lab ") + lab);
+    CAPTURE(lab);
+    REQUIRE(run.report.is_object());
+    REQUIRE(run.report.at("labs").size() == 1);
+    CHECK(run.report.at("labs")[0].at("id") == "02-transpose");
+  }
+  const auto bad = run_check(repo_path("solutions"), "--backend opencl --lab nosuchlab");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("the labs are: hello transpose") != std::string::npos);
+}
+
+TEST_CASE("the report names the seed, and the same seed gives the same inputs") {
+  const auto run = run_check(repo_path("solutions"), "--backend opencl --lab hello --seed 12345");
+  CHECK(run.report.at("seed") == 12345);
+  CHECK(run.output.find("SEED=12345 reproduces this run") != std::string::npos);
+}

@@ -1,0 +1,115 @@
+// Test support: builds a source tree from the solutions with planted changes, runs the gpulab
+// command on it, and reads its JSON report.
+#pragma once
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpulab::testing {
+
+namespace fs = std::filesystem;
+
+inline std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+// A copy of solutions/ (or labs/) in a scratch folder, edited by the test.
+class SourceTree {
+ public:
+  SourceTree(const std::string& name, const std::string& from = "solutions")
+      : root_(fs::path(GPULAB_SCRATCH) / name) {
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    fs::copy(fs::path(GPULAB_REPO) / from, root_, fs::copy_options::recursive);
+  }
+  const fs::path& root() const { return root_; }
+  // Replaces the first occurrence of `from`; throws if it is absent, so a test cannot silently stop
+  // planting its fault when the solution changes.
+  SourceTree& replace(const std::string& file, const std::string& from, const std::string& to) {
+    std::string text = read_file(root_ / file);
+    const auto at = text.find(from);
+    if (at == std::string::npos) throw std::runtime_error("fixture: '" + from + "' not found in " + file);
+    text.replace(at, from.size(), to);
+    write_file(root_ / file, text);
+    return *this;
+  }
+  SourceTree& append(const std::string& file, const std::string& text) {
+    write_file(root_ / file, read_file(root_ / file) + "\n" + text + "\n");
+    return *this;
+  }
+  SourceTree& remove(const std::string& file) {
+    fs::remove(root_ / file);
+    return *this;
+  }
+
+ private:
+  fs::path root_;
+};
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;
+  nlohmann::json report;
+
+  // The result of one task, by lab name and task name; throws if the report has none.
+  const nlohmann::json& task(const std::string& lab, const std::string& name) const {
+    for (const auto& l : report.at("labs"))
+      if (l.at("name") == lab)
+        for (const auto& t : l.at("tasks"))
+          if (t.at("task") == name) return t;
+    throw std::runtime_error("no task " + lab + "/" + name + " in the report:\n" + output);
+  }
+  std::string status(const std::string& lab, const std::string& name) const {
+    return task(lab, name).at("status").get<std::string>();
+  }
+};
+
+// Runs `gpulab check --source <source> <args>` and parses its JSON report.
+inline CliRun run_check(const fs::path& source, const std::string& args) {
+  static int counter = 0;
+  const fs::path json = fs::path(GPULAB_SCRATCH) / ("report-" + std::to_string(++counter) + ".json");
+  fs::create_directories(json.parent_path());
+  fs::remove(json);
+  const std::string command = std::string("'") + GPULAB_CLI + "' check --source '" + source.string() + "' --json '" +
+                              json.string() + "' " + args + " 2>&1";
+  CliRun run;
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (fs::exists(json)) run.report = nlohmann::json::parse(read_file(json));
+  return run;
+}
+
+// Runs `gpulab build ...` (compile and link only); returns the exit code and fills `output`.
+inline int run_build(const std::string& args, std::string& output) {
+  const std::string command = std::string("'") + GPULAB_CLI + "' build " + args + " 2>&1";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+inline fs::path repo_path(const std::string& relative) { return fs::path(GPULAB_REPO) / relative; }
+
+}  // namespace gpulab::testing

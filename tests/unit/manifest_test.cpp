@@ -1,0 +1,132 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "gpulab/manifest.hpp"
+
+using namespace gpulab;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path write_manifest(const std::string& text) {
+  // A folder of its own per call and process: CTest runs test cases in parallel.
+  static int calls = 0;
+  const fs::path dir = fs::temp_directory_path() /
+                       ("gpulab-manifest-test-" + std::to_string(::getpid()) + "-" + std::to_string(++calls)) /
+                       "07-example";
+  fs::create_directories(dir);
+  std::ofstream(dir / "lab.toml") << text;
+  return dir / "lab.toml";
+}
+
+const char* kValid = R"(
+name = "example"
+title = "An example lab"
+timeout_s = 12
+repeats = 20
+
+[files]
+cuda = ["example.cu"]
+opencl = ["example.cl", "example_opencl.cpp"]
+
+[[tasks]]
+name = "naive"
+function = "example_naive"
+points = 2
+
+[[tasks]]
+name = "fast"
+function = "example_fast"
+points = 3
+threshold = { metric = "copy_fraction", gpu = 0.5 }
+
+[[cases]]
+name = "tiny"
+rows = 1
+cols = 3
+
+[[cases]]
+name = "big"
+rows = 4096
+cols = 4096
+timing = true
+devices = ["gpu"]
+)";
+
+std::string error_of(const std::string& text) {
+  try {
+    load_manifest(write_manifest(text));
+  } catch (const ManifestError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("a valid manifest is read with its files, tasks, thresholds and cases") {
+  const Manifest m = load_manifest(write_manifest(kValid));
+  CHECK(m.id == "07-example");
+  CHECK(m.name == "example");
+  CHECK(m.timeout_s == 12);
+  CHECK(m.warmup == 3);
+  CHECK(m.repeats == 20);
+  CHECK(m.files.at("opencl") == std::vector<std::string>{"example.cl", "example_opencl.cpp"});
+  CHECK(m.files_with_extension("opencl", ".cl") == std::vector<std::string>{"example.cl"});
+  REQUIRE(m.tasks.size() == 2);
+  CHECK_FALSE(m.tasks[0].threshold);
+  REQUIRE(m.find_task("fast"));
+  CHECK(m.find_task("fast")->threshold->bound(DeviceClass::gpu) == 0.5);
+  CHECK_FALSE(m.find_task("fast")->threshold->bound(DeviceClass::cpu));
+  CHECK(m.find_task("missing") == nullptr);
+  CHECK(m.cases[0].params.at("cols") == 3);
+  CHECK_FALSE(m.cases[0].params.contains("name"));
+  CHECK(m.cases_for(DeviceClass::gpu).size() == 2);
+  CHECK(m.cases_for(DeviceClass::cpu).size() == 1);
+}
+
+TEST_CASE("the manifests of the course's labs are valid") {
+  const auto labs = load_all_manifests(fs::path(GPULAB_REPO) / "labs");
+  REQUIRE(labs.size() >= 2);
+  for (const auto& m : labs) {
+    CAPTURE(m.id);
+    CHECK(m.files.count("cuda"));
+    CHECK(m.files.count("opencl"));
+    CHECK_FALSE(m.cases_for(DeviceClass::gpu).empty());
+    CHECK_FALSE(m.cases_for(DeviceClass::cpu).empty());
+  }
+}
+
+TEST_CASE("a TOML syntax error names the file, line and column") {
+  const std::string e = error_of("name = \"x\"\ntitle = \n");
+  CHECK(e.find("lab.toml:2:") != std::string::npos);
+  CHECK(e.find("TOML syntax error") != std::string::npos);
+}
+
+TEST_CASE("a missing or mistyped key is named with its line and what it should be") {
+  CHECK(error_of("title = \"t\"\n").find("missing key 'name'") != std::string::npos);
+  const std::string e = error_of("name = 3\ntitle = \"t\"\n");
+  CHECK(e.find("lab.toml:1: 'name' must be") != std::string::npos);
+}
+
+TEST_CASE("manifest mistakes that would make grading meaningless are rejected") {
+  std::string text = kValid;
+  CHECK(error_of(std::string(text).replace(text.find("copy_fraction"), 13, "speed")).find("unknown metric 'speed'") !=
+        std::string::npos);
+  CHECK(error_of(std::string(text).replace(text.find("gpu = 0.5"), 9, "gpu = -1")).find("positive") != std::string::npos);
+  CHECK(error_of(std::string(text).replace(text.find("repeats = 20"), 12, "repeats = 3")).find("at least 10") !=
+        std::string::npos);
+  CHECK(error_of(std::string(text).replace(text.find("devices = [\"gpu\"]"), 17, "devices = [\"tpu\"]"))
+            .find("\"gpu\" or \"cpu\"") != std::string::npos);
+  const std::string two_timing = text + "\n[[cases]]\nname = \"big2\"\nrows = 1\ncols = 1\ntiming = true\n";
+  CHECK(error_of(two_timing).find("more than one timing case for gpu") != std::string::npos);
+  const std::string duplicate = text + "\n[[tasks]]\nname = \"fast\"\nfunction = \"f\"\n";
+  CHECK(error_of(duplicate).find("task 'fast' is defined twice") != std::string::npos);
+}
+
+TEST_CASE("a missing manifest is reported by path") {
+  CHECK_THROWS_WITH_AS(load_manifest("/nonexistent/lab.toml"), doctest::Contains("no such manifest"), ManifestError);
+}
