@@ -126,7 +126,11 @@ std::string render_report(const RunSummary& run, bool color) {
                          result, number(t.points) + "/" + number(t.max_points));
       if (t.status != Status::passed) {
         problems += paint(fmt::format("  ✘ {} ({}): ", t.task, t.function), style_of(t.status)) + t.message + "\n";
-        if (!t.details.empty() && t.details != t.message) problems += indent(t.details, "      ");
+        // Details often repeat the message as their first line: print only what they add.
+        std::string details = t.details;
+        if (details.rfind(t.message, 0) == 0) details.erase(0, t.message.size());
+        while (!details.empty() && details.front() == '\n') details.erase(0, 1);
+        if (!details.empty()) problems += indent(details, "      ");
       }
     }
     if (!problems.empty()) out += "\n" + problems;

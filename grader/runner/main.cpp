@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <fmt/ranges.h>
 #include <optional>
 
 #include "gpulab/device.hpp"
@@ -89,6 +90,10 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
     r.status = *stop;
   } else if (r.cases_passed < r.cases_total) {
     r.status = Status::wrong_result;
+    std::vector<std::string> failed;
+    for (const auto& c : r.cases)
+      if (!c.passed) failed.push_back(c.name);
+    r.details += fmt::format("\nwrong in {} of {} cases: {}", failed.size(), r.cases_total, fmt::join(failed, ", "));
   } else if (r.threshold && !r.ratio) {
     r.status = Status::error;
     r.message = "no timing case for this device class, so the threshold cannot be checked (fix the manifest)";

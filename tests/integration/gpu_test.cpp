@@ -101,11 +101,12 @@ TEST_CASE("a CUDA kernel that writes outside its buffer is reported as a kernel 
 
 TEST_CASE("a CUDA kernel that never finishes is killed and reported as timed out, and the next task still runs") {
   SourceTree tree("cuda-hang");
+  // Waits for a value nobody writes; reading through volatile global memory keeps the loop alive.
   tree.replace("02-transpose/transpose.cu", "transpose_naive_kernel<<<grid, block>>>(in, out, rows, cols);",
-               "spin_kernel<<<grid, block>>>();")
+               "spin_kernel<<<grid, block>>>(out);")
       .replace("02-transpose/transpose.cu", "void transpose_naive(const float* in",
-               "__global__ void spin_kernel() {\n  volatile int spin = 1;\n  while (spin) {}\n}\n\n"
-               "void transpose_naive(const float* in");
+               "__global__ void spin_kernel(float* out) {\n  volatile float* flag = out;\n"
+               "  while (flag[0] != 12345.0f) {}\n}\n\nvoid transpose_naive(const float* in");
   const auto run = run_check(tree.root(), gpu_args("cuda") + " --lab transpose --timeout 5");
   INFO(run.output);
   CHECK(run.status("transpose", "naive") == "timeout");

@@ -63,7 +63,8 @@ TEST_CASE("a kernel that never finishes is killed, reported as timed out, and th
   SourceTree tree("hanging-kernel");
   tree.append("02-transpose/transpose.cl",
               "__kernel void transpose_hang_kernel(__global const float* in, __global float* out, int rows, int cols) {\n"
-              "  volatile int spin = 1;\n  while (spin) {}\n}");
+              "  volatile __global float* flag = out;  /* waits for a value nobody writes */\n"
+              "  while (flag[0] != 12345.0f) {}\n}");
   tree.replace("02-transpose/transpose_opencl.cpp", "lab.kernel(\"transpose_naive_kernel\")",
                "lab.kernel(\"transpose_hang_kernel\")");
   const auto run = run_check(tree.root(), "--backend opencl --lab transpose --timeout 4");
