@@ -31,11 +31,13 @@ CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& l) {
       l.poison();
       l.launch();
       ctx.device.synchronize();
+      ctx.heartbeat();
     }
     std::vector<double> samples;
     for (int i = 0; i < ctx.manifest.repeats; ++i) {
       l.poison();  // so the checked output below is the work of a timed launch
       samples.push_back(ctx.device.time(l.launch).counted_ms());
+      ctx.heartbeat();
     }
     if (const Comparison timed = l.check(); !timed.ok()) return fail_with(timed, "the output of a timed launch is wrong: ");
     result.timing = summarize(samples);

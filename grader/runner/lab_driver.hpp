@@ -19,6 +19,8 @@ struct RunContext {
   Device& device;
   const Manifest& manifest;
   std::uint64_t run_seed;
+  // Called after every launch, so a slow but working kernel is not mistaken for a hung one.
+  std::function<void()> heartbeat = [] {};
   // The case's own random stream: the same for the same run seed, lab, task and case.
   Rng rng(const Task& task, const Case& c) const {
     return Rng(derive_seed(run_seed, manifest.id, task.name, c.name));

@@ -157,7 +157,7 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
     progress.emit({{"event", "calibration"}, {"copy_gbps", *copy_gbps}, {"copy_bytes", bytes}});
   }
 
-  const RunContext ctx{*device, manifest, seed};
+  const RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); }};
   auto driver = make_lab_driver();
   for (const Task* t : tasks)
     if (!run_task(ctx, *driver, *t, progress, copy_gbps)) return 3;
