@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <toml++/toml.h>
 
+#include "gpulab/metrics.hpp"
+
 namespace gpulab {
 
 const char* to_string(DeviceClass c) { return c == DeviceClass::gpu ? "gpu" : "cpu"; }
@@ -110,7 +112,11 @@ class Reader {
     if (!t) fail(&node, "'threshold' must be a table like { metric = \"copy_fraction\", gpu = 0.5, cpu = 0.2 }");
     Threshold th;
     th.metric = required<std::string>(*t, "metric", "the name of a calibration ratio, e.g. \"copy_fraction\"");
-    if (th.metric != "copy_fraction") fail(t->get("metric"), fmt::format("unknown metric '{}': use \"copy_fraction\"", th.metric));
+    if (!find_metric(th.metric)) {
+      std::vector<std::string> names;
+      for (const auto& m : metrics()) names.push_back(m.name);
+      fail(t->get("metric"), fmt::format("unknown metric '{}': use one of {}", th.metric, fmt::join(names, ", ")));
+    }
     for (auto [key, slot] : {std::pair{"gpu", &th.gpu}, std::pair{"cpu", &th.cpu}}) {
       if (const toml::node* bound = t->get(key)) {
         auto v = bound->value<double>();

@@ -49,9 +49,9 @@ Status status_from_string(const std::string& s) {
   throw std::invalid_argument("unknown task status '" + s + "'");
 }
 
-std::optional<double> CaseResult::gbps() const {
-  if (!timing || timing->median <= 0 || bytes <= 0) return std::nullopt;
-  return bytes / (timing->median * 1e-3) / 1e9;
+std::optional<double> CaseResult::rate() const {
+  if (!timing || timing->median <= 0 || work <= 0) return std::nullopt;
+  return work / (timing->median * 1e-3) / 1e9;
 }
 
 void to_json(nlohmann::json& j, const TimingSummary& t) {
@@ -65,16 +65,16 @@ void from_json(const nlohmann::json& j, TimingSummary& t) {
 }
 
 void to_json(nlohmann::json& j, const CaseResult& c) {
-  j = {{"name", c.name}, {"passed", c.passed}, {"message", c.message}, {"details", c.details}, {"bytes", c.bytes}};
+  j = {{"name", c.name}, {"passed", c.passed}, {"message", c.message}, {"details", c.details}, {"work", c.work}};
   put_optional(j, "timing", c.timing);
-  put_optional(j, "gbps", c.gbps());
+  put_optional(j, "rate", c.rate());
 }
 void from_json(const nlohmann::json& j, CaseResult& c) {
   c.name = j.at("name");
   c.passed = j.at("passed");
   c.message = j.value("message", "");
   c.details = j.value("details", "");
-  c.bytes = j.value("bytes", 0.0);
+  c.work = j.value("work", 0.0);
   get_optional(j, "timing", c.timing);
 }
 
@@ -88,9 +88,11 @@ void to_json(nlohmann::json& j, const TaskResult& t) {
        {"cases_total", t.cases_total},
        {"points", t.points},
        {"max_points", t.max_points},
+       {"ratios", t.ratios},
+       {"metric", t.metric},
        {"cases", t.cases}};
   put_optional(j, "time_ms", t.time_ms);
-  put_optional(j, "gbps", t.gbps);
+  put_optional(j, "rate", t.rate);
   put_optional(j, "ratio", t.ratio);
   put_optional(j, "threshold", t.threshold);
 }
@@ -106,7 +108,9 @@ void from_json(const nlohmann::json& j, TaskResult& t) {
   t.max_points = j.value("max_points", 0.0);
   if (j.contains("cases")) t.cases = j["cases"].get<std::vector<CaseResult>>();
   get_optional(j, "time_ms", t.time_ms);
-  get_optional(j, "gbps", t.gbps);
+  get_optional(j, "rate", t.rate);
+  if (j.contains("ratios")) t.ratios = j["ratios"].get<std::map<std::string, double>>();
+  t.metric = j.value("metric", "");
   get_optional(j, "ratio", t.ratio);
   get_optional(j, "threshold", t.threshold);
 }

@@ -3,6 +3,8 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
+#include "gpulab/metrics.hpp"
+
 #include <fstream>
 #include <sstream>
 
@@ -38,7 +40,8 @@ nlohmann::json to_json(const RunSummary& run) {
     nlohmann::json l{{"id", lab.id},         {"name", lab.name},       {"title", lab.title},
                      {"backend", lab.backend}, {"device", lab.device}, {"tasks", lab.tasks},
                      {"output", lab.output},  {"processes", lab.processes}};
-    if (lab.copy_gbps) l["calibration"] = {{"copy_gbps", *lab.copy_gbps}};
+    if (!lab.calibration.rates.empty())
+      l["calibration"] = {{"unit", lab.calibration.unit}, {"library", lab.calibration.library}, {"rates", lab.calibration.rates}};
     labs.push_back(std::move(l));
   }
   return {{"source", run.source},       {"backend", run.backend},         {"seed", run.seed},
@@ -89,6 +92,21 @@ std::string indent(const std::string& text, const std::string& prefix) {
   return out;
 }
 
+// ", device copy 2926 GB/s, cuBLAS SGEMM 51200 GFLOP/s, naive kernel 5300 GFLOP/s"
+std::string describe_calibration(const Calibration& cal) {
+  static const std::vector<std::pair<std::string, std::string>> names{{"copy", "device copy"},
+                                                                      {"library", ""},
+                                                                      {"naive", "naive kernel"},
+                                                                      {"cpu_1core", "CPU 1 core"},
+                                                                      {"cpu_all_cores", "CPU all cores"}};
+  std::string out;
+  for (const auto& [key, name] : names)
+    if (auto it = cal.rates.find(key); it != cal.rates.end())
+      out += fmt::format(", {} {:.{}f} {}", key == "library" ? cal.library : name, it->second, it->second < 100 ? 2 : 0,
+                         cal.unit);
+  return out;
+}
+
 std::string number(double v) { return v == static_cast<long long>(v) ? fmt::format("{}", static_cast<long long>(v)) : fmt::format("{:.1f}", v); }
 
 }  // namespace
@@ -108,22 +126,31 @@ std::string render_report(const RunSummary& run, bool color) {
 
   for (const auto& lab : run.labs) {
     out += "\n" + paint(fmt::format("{} · {}", lab.id, lab.title), bold);
-    out += fmt::format("  [{}{}]\n", lab.backend,
-                       lab.copy_gbps ? fmt::format(", device copy {:.0f} GB/s", *lab.copy_gbps) : std::string());
-    out += fmt::format("  {:<12} {:>7} {:>11} {:>9} {:>8} {:>7}  {:<16} {:>7}\n", "task", "cases", "time", "GB/s",
-                       "% copy", "needs", "result", "points");
+    const Calibration& cal = lab.calibration;
+    out += fmt::format("  [{}{}]\n", lab.backend, describe_calibration(cal));
+    // A column for every ratio this run could compute.
+    std::vector<const Metric*> columns;
+    for (const auto& m : metrics())
+      if (cal.rates.count(m.calibration)) columns.push_back(&m);
+    out += fmt::format("  {:<12} {:>7} {:>11} {:>9}", "task", "cases", "time", cal.unit);
+    for (const Metric* m : columns) out += fmt::format(" {:>9}", column_label(*m, cal));
+    out += fmt::format(" {:>9}  {:<16} {:>7}\n", "needs", "result", "points");
     std::string problems;
     for (const auto& t : lab.tasks) {
       const std::string cases = t.cases_total ? fmt::format("{}/{}", t.cases_passed, t.cases_total) : "—";
       const std::string time = t.time_ms ? fmt::format("{:.3f} ms", *t.time_ms) : "—";
-      const std::string gbps = t.gbps ? fmt::format("{:.1f}", *t.gbps) : "—";
-      const std::string ratio = t.ratio ? fmt::format("{:.0f}%", *t.ratio * 100) : "—";
-      const std::string needs = t.threshold ? fmt::format("≥{:.0f}%", *t.threshold * 100) : "—";
+      const std::string rate = t.rate ? fmt::format("{:.1f}", *t.rate) : "—";
+      out += fmt::format("  {:<12} {:>7} {:>11} {:>9}", t.task, cases, time, rate);
+      for (const Metric* m : columns) {
+        auto it = t.ratios.find(m->name);
+        out += fmt::format(" {:>9}", it == t.ratios.end() ? "—" : format_ratio(*m, it->second));
+      }
+      const Metric* bound = find_metric(t.metric);
+      const std::string needs = t.threshold && bound ? "≥" + format_ratio(*bound, *t.threshold) : "—";
       const std::string mark = t.status == Status::passed ? "✔ " : "✘ ";
       // Pad before painting: escape codes would upset the column widths.
       const std::string result = paint(fmt::format("{:<16}", mark + describe(t.status)), style_of(t.status));
-      out += fmt::format("  {:<12} {:>7} {:>11} {:>9} {:>8} {:>7}  {} {:>7}\n", t.task, cases, time, gbps, ratio, needs,
-                         result, number(t.points) + "/" + number(t.max_points));
+      out += fmt::format(" {:>9}  {} {:>7}\n", needs, result, number(t.points) + "/" + number(t.max_points));
       if (t.status != Status::passed) {
         problems += paint(fmt::format("  ✘ {} ({}): ", t.task, t.function), style_of(t.status)) + t.message + "\n";
         // Details often repeat the message as their first line: print only what they add.

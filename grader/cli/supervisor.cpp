@@ -178,7 +178,9 @@ LabRun supervise(const RunRequest& req) {
         run.device = e;
         run.device.erase("event");
       } else if (kind == "calibration") {
-        run.copy_gbps = e.at("copy_gbps").get<double>();
+        run.calibration.unit = e.value("unit", "GB/s");
+        run.calibration.library = e.value("library", "");
+        run.calibration.rates = e.at("rates").get<std::map<std::string, double>>();
       } else if (kind == "task_begin") {
         current_task = e.at("task");
         current_case.clear();

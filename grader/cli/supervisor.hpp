@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpulab/manifest.hpp"
+#include "gpulab/metrics.hpp"
 #include "gpulab/results.hpp"
 
 namespace gpulab::cli {
@@ -17,7 +18,7 @@ namespace gpulab::cli {
 struct LabRun {
   std::string id, name, title, backend;
   nlohmann::json device;              // the runner's "device" event, when it got that far
-  std::optional<double> copy_gbps;    // calibration
+  Calibration calibration;            // empty rates: none was measured
   std::vector<TaskResult> tasks;      // the selected tasks, in manifest order
   std::string output;                 // the end of what the student's code printed
   int processes = 0;                  // runner processes started (more than 1 after a failure)

@@ -13,7 +13,7 @@ std::int64_t case_int(const Case& c, const char* key) {
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& l) {
   CaseResult result;
   result.name = c.name;
-  result.bytes = l.bytes;
+  result.work = l.work;
   auto fail_with = [&](const Comparison& cmp, const char* when) {
     result.passed = false;
     result.message = fmt::format("case {}: {}{}", c.name, when, cmp.summary());

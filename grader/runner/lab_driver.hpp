@@ -10,6 +10,7 @@
 #include "gpulab/compare.hpp"
 #include "gpulab/device.hpp"
 #include "gpulab/manifest.hpp"
+#include "gpulab/metrics.hpp"
 #include "gpulab/random.hpp"
 #include "gpulab/results.hpp"
 
@@ -33,7 +34,7 @@ struct Launchable {
   std::function<void()> poison;          // fill every output with kPoisonByte
   std::function<void()> launch;          // call the student's function once
   std::function<Comparison()> check;     // fetch the outputs and compare with the reference
-  double bytes = 0;                      // what one launch must at least read and write
+  double work = 0;                       // what one launch must do, in the driver's rate unit
 };
 
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable);
@@ -42,6 +43,12 @@ class LabDriver {
  public:
   virtual ~LabDriver() = default;
   virtual CaseResult run(const RunContext& ctx, const Task& task, const Case& c) = 0;
+  // The unit of Launchable::work per second: "GB/s" (work in bytes; the runner then also measures
+  // the device's copy bandwidth), "GFLOP/s", "Gkeys/s".
+  virtual std::string rate_unit() const { return "GB/s"; }
+  // Adds the lab's own calibrations (a vendor library, the harness's naive kernel, the CPU) for
+  // the timing case `timing` to `calibration`, in the rate unit.
+  virtual void calibrate(const RunContext&, const Case& /*timing*/, Calibration& /*calibration*/) {}
 };
 
 // Defined once per lab (grader/labs/<name>/); the runner executable of a lab links exactly one.

@@ -41,7 +41,7 @@ std::string with_hint(const Device& device, const ApiError& e) {
 
 // Runs one task's cases; returns false if the device was lost and the process must end.
 bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progress& progress,
-              std::optional<double> copy_gbps) {
+              const Calibration& calibration) {
   const DeviceClass cls = ctx.device.info().device_class;
   TaskResult r;
   r.task = task.name;
@@ -49,7 +49,10 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   r.max_points = task.points;
   const auto cases = ctx.manifest.cases_for(cls);
   r.cases_total = static_cast<int>(cases.size());
-  if (task.threshold) r.threshold = task.threshold->bound(cls);
+  if (task.threshold) {
+    r.metric = task.threshold->metric;
+    r.threshold = task.threshold->bound(cls);
+  }
   progress.emit({{"event", "task_begin"}, {"task", task.name}});
 
   bool device_lost = false;
@@ -66,8 +69,9 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
       }
       if (c->timing && cr.timing) {
         r.time_ms = cr.timing->median;
-        r.gbps = cr.gbps();
-        if (r.gbps && copy_gbps) r.ratio = *r.gbps / *copy_gbps;
+        r.rate = cr.rate();
+        if (r.rate) r.ratios = ratios_of(*r.rate, calibration);
+        if (auto it = r.ratios.find(r.metric); it != r.ratios.end()) r.ratio = it->second;
       }
       r.cases.push_back(std::move(cr));
       continue;
@@ -96,11 +100,13 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
     r.details += fmt::format("\nwrong in {} of {} cases: {}", failed.size(), r.cases_total, fmt::join(failed, ", "));
   } else if (r.threshold && !r.ratio) {
     r.status = Status::error;
-    r.message = "no timing case for this device class, so the threshold cannot be checked (fix the manifest)";
+    r.message = fmt::format("the threshold needs the '{}' calibration and a timing case for this device class, "
+                            "and this run has no such measurement (fix the manifest)", r.metric);
   } else if (r.threshold && *r.ratio < *r.threshold) {
+    const Metric& m = *find_metric(r.metric);
     r.status = Status::too_slow;
-    r.message = fmt::format("correct, but reached {:.0f}% of copy bandwidth; the threshold is {:.0f}%", *r.ratio * 100,
-                            *r.threshold * 100);
+    r.message = fmt::format("correct, but reached {} ({}); the threshold is {}", format_ratio(m, *r.ratio),
+                            column_label(m, calibration), format_ratio(m, *r.threshold));
   } else {
     r.status = Status::passed;
   }
@@ -148,19 +154,27 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
     return 0;
   }
 
-  std::optional<double> copy_gbps;
-  const auto cases = manifest.cases_for(info.device_class);
-  if (std::any_of(cases.begin(), cases.end(), [](const Case* c) { return c->timing; })) {
-    // As large as a GPU timing case (256 MiB), so caches do not flatter the copy; smaller on a CPU.
-    const std::size_t bytes = info.device_class == DeviceClass::gpu ? (256u << 20) : (32u << 20);
-    copy_gbps = device->copy_bandwidth(bytes, 10);
-    progress.emit({{"event", "calibration"}, {"copy_gbps", *copy_gbps}, {"copy_bytes", bytes}});
-  }
-
   const RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); }};
   auto driver = make_lab_driver();
+  Calibration calibration;
+  calibration.unit = driver->rate_unit();
+  const auto cases = manifest.cases_for(info.device_class);
+  const auto timing = std::find_if(cases.begin(), cases.end(), [](const Case* c) { return c->timing; });
+  if (timing != cases.end()) {
+    if (calibration.unit == "GB/s") {
+      // As large as a GPU timing case (256 MiB), so caches do not flatter the copy; smaller on a CPU.
+      const std::size_t bytes = info.device_class == DeviceClass::gpu ? (256u << 20) : (32u << 20);
+      calibration.rates["copy"] = device->copy_bandwidth(bytes, 10);
+    }
+    driver->calibrate(ctx, **timing, calibration);
+    progress.emit({{"event", "calibration"},
+                   {"unit", calibration.unit},
+                   {"library", calibration.library},
+                   {"rates", calibration.rates}});
+  }
+
   for (const Task* t : tasks)
-    if (!run_task(ctx, *driver, *t, progress, copy_gbps)) return 3;
+    if (!run_task(ctx, *driver, *t, progress, calibration)) return 3;
   return 0;
 }
 

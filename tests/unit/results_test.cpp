@@ -13,7 +13,9 @@ TEST_CASE("task results survive the trip through JSON") {
   t.cases_passed = 3;
   t.cases_total = 3;
   t.time_ms = 0.5;
-  t.gbps = 1000;
+  t.rate = 1000;
+  t.metric = "copy_fraction";
+  t.ratios = {{"copy_fraction", 0.3}};
   t.ratio = 0.3;
   t.threshold = 0.6;
   t.max_points = 7;
@@ -21,15 +23,17 @@ TEST_CASE("task results survive the trip through JSON") {
   c.name = "8192x8192";
   c.passed = true;
   c.timing = TimingSummary{0.5, 0.4, 0.9, 15};
-  c.bytes = 5e8;
+  c.work = 5e8;
   t.cases.push_back(c);
 
   const nlohmann::json j = t;
   CHECK(j.at("status") == "too_slow");
-  CHECK(j.at("cases")[0].at("gbps").get<double>() == doctest::Approx(1000));
+  CHECK(j.at("cases")[0].at("rate").get<double>() == doctest::Approx(1000));
   const auto back = j.get<TaskResult>();
   CHECK(back.status == Status::too_slow);
   CHECK(back.ratio == 0.3);
+  CHECK(back.ratios.at("copy_fraction") == 0.3);
+  CHECK(back.metric == "copy_fraction");
   CHECK(back.threshold == 0.6);
   CHECK(back.cases.at(0).timing->samples == 15);
   CHECK_FALSE(nlohmann::json(TaskResult{}).contains("ratio"));
@@ -45,10 +49,31 @@ TEST_CASE("every status has a name that reads back as the same status") {
   CHECK_THROWS(status_from_string("bogus"));
 }
 
-TEST_CASE("bandwidth is bytes over the median time") {
+TEST_CASE("a rate is the work over the median time") {
   CaseResult c;
-  c.bytes = 2e9;
-  CHECK_FALSE(c.gbps());
+  c.work = 2e9;
+  CHECK_FALSE(c.rate());
   c.timing = TimingSummary{2.0, 1.0, 3.0, 10};  // 2 GB in 2 ms
-  CHECK(*c.gbps() == doctest::Approx(1000));
+  CHECK(*c.rate() == doctest::Approx(1000));
+}
+
+#include "gpulab/metrics.hpp"
+
+TEST_CASE("ratios are computed for every calibration the run measured, and only for those") {
+  Calibration cal;
+  cal.rates = {{"copy", 2000.0}, {"naive", 500.0}};
+  const auto r = ratios_of(1000.0, cal);
+  CHECK(r.size() == 2);
+  CHECK(r.at("copy_fraction") == doctest::Approx(0.5));
+  CHECK(r.at("naive_speedup") == doctest::Approx(2.0));
+  CHECK(format_ratio(*find_metric("copy_fraction"), 0.5) == "50%");
+  CHECK(format_ratio(*find_metric("naive_speedup"), 2.0) == "2.00×");
+  CHECK(find_metric("bogus") == nullptr);
+}
+
+TEST_CASE("the library column is named after the library that was measured") {
+  Calibration cal;
+  cal.library = "cuBLAS SGEMM";
+  CHECK(column_label(*find_metric("library_fraction"), cal) == "% cuBLAS");
+  CHECK(column_label(*find_metric("copy_fraction"), cal) == "% copy");
 }

@@ -23,7 +23,7 @@ class ManifestError : public std::runtime_error {
 // A task passes its threshold when the measured ratio (see `metric`) reaches the bound for the
 // class of device that ran it. A class without a bound is graded on correctness alone.
 struct Threshold {
-  std::string metric;  // "copy_fraction": effective bandwidth / device copy bandwidth
+  std::string metric;  // a name from metrics(): "copy_fraction", "naive_speedup", ...
   std::optional<double> gpu, cpu;
   std::optional<double> bound(DeviceClass c) const { return c == DeviceClass::gpu ? gpu : cpu; }
 };

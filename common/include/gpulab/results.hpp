@@ -1,6 +1,7 @@
 // What a run produces: per-case and per-task results, written by the runner as JSON lines and read
 // back by the CLI for the report, the JSON file and (later) the gradebook.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,8 +35,9 @@ struct CaseResult {
   std::string message;   // one line when it failed
   std::string details;   // several lines: the mismatch report
   std::optional<TimingSummary> timing;  // for timed cases, over the timed launches
-  double bytes = 0;      // bytes a launch must read and write at least (for GB/s)
-  std::optional<double> gbps() const;
+  double work = 0;       // what one launch must do, in the lab's unit: bytes moved, flops, keys
+  // Work per second, in units of 1e9 (GB/s, GFLOP/s, Gkeys/s), from the median time.
+  std::optional<double> rate() const;
 };
 
 struct TaskResult {
@@ -47,9 +49,11 @@ struct TaskResult {
   int cases_passed = 0;
   int cases_total = 0;
   std::optional<double> time_ms;    // median of the timed case
-  std::optional<double> gbps;       // effective bandwidth of the timed case
-  std::optional<double> ratio;      // to the calibration the threshold names
-  std::optional<double> threshold;  // bound for this device class
+  std::optional<double> rate;       // of the timed case, in the lab's unit
+  std::map<std::string, double> ratios;  // every metric the calibrations allow
+  std::string metric;               // the one the threshold bounds
+  std::optional<double> ratio;      // its value
+  std::optional<double> threshold;  // its bound for this device class
   double points = 0;
   double max_points = 0;
   std::vector<CaseResult> cases;

@@ -47,7 +47,7 @@ class HelloDriver final : public LabDriver {
     l.poison = [&] { std::memset(result.data(), kPoisonByte, result.size()); };
     l.launch = [&] { launch(text.data(), offsets.data(), result.data(), static_cast<int>(text.size())); };
     l.check = [&] { return compare_exact<char>(expected, result); };
-    l.bytes = static_cast<double>(text.size() * (2 + sizeof(int)));
+    l.work = static_cast<double>(text.size() * (2 + sizeof(int)));
     return execute(ctx, c, l);
   }
 };

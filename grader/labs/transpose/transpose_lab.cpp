@@ -30,7 +30,7 @@ class TransposeDriver final : public LabDriver {
       out->download(got.data(), count * sizeof(float));
       return compare_exact<float>(expected, got, static_cast<std::size_t>(rows));  // the output has `rows` columns
     };
-    l.bytes = 2.0 * static_cast<double>(count * sizeof(float));
+    l.work = 2.0 * static_cast<double>(count * sizeof(float));
     return execute(ctx, c, l);
   }
 };

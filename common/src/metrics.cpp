@@ -1,0 +1,42 @@
+#include "gpulab/metrics.hpp"
+
+#include <fmt/format.h>
+
+namespace gpulab {
+
+const std::vector<Metric>& metrics() {
+  static const std::vector<Metric> all{
+      {"copy_fraction", "copy", true, "% copy"},
+      {"library_fraction", "library", true, "% library"},
+      {"naive_speedup", "naive", false, "× naive"},
+      {"cpu_speedup", "cpu_1core", false, "× 1 core"},
+      {"cpu_all_speedup", "cpu_all_cores", false, "× cores"},
+  };
+  return all;
+}
+
+const Metric* find_metric(const std::string& name) {
+  for (const auto& m : metrics())
+    if (name == m.name) return &m;
+  return nullptr;
+}
+
+std::map<std::string, double> ratios_of(double rate, const Calibration& calibration) {
+  std::map<std::string, double> out;
+  for (const auto& m : metrics())
+    if (auto it = calibration.rates.find(m.calibration); it != calibration.rates.end() && it->second > 0)
+      out[m.name] = rate / it->second;
+  return out;
+}
+
+std::string format_ratio(const Metric& metric, double value) {
+  return metric.fraction ? fmt::format("{:.0f}%", value * 100) : fmt::format("{:.2f}×", value);
+}
+
+std::string column_label(const Metric& metric, const Calibration& calibration) {
+  if (std::string(metric.calibration) == "library" && !calibration.library.empty())
+    return "% " + calibration.library.substr(0, calibration.library.find(' '));
+  return metric.label;
+}
+
+}  // namespace gpulab
