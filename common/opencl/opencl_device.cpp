@@ -253,7 +253,23 @@ class ClDevice final : public Device, public OpenCLLab {
   }
 
   void prepare_lab(const Manifest& manifest, const std::filesystem::path& student_dir) override {
-    for (const auto& file : manifest.files_with_extension("opencl", ".cl")) build(student_dir / file, file);
+    for (const auto& file : manifest.files_with_extension("opencl", ".cl")) {
+      std::ifstream in(student_dir / file, std::ios::binary);
+      if (!in) throw CompileError(fmt::format("cannot read {}", (student_dir / file).string()), "");
+      std::stringstream text;
+      text << in.rdbuf();
+      programs_.push_back(build(text.str(), file));
+    }
+  }
+
+  cl_kernel harness_kernel(const std::string& source, const char* name) {
+    const std::string key = std::string("harness:") + name;
+    if (auto it = kernels_.find(key); it != kernels_.end()) return it->second.get();
+    harness_programs_.push_back(build(source, "<harness>"));
+    cl_int status = CL_SUCCESS;
+    Kernel k(clCreateKernel(harness_programs_.back().get(), name, &status));
+    check(status, fmt::format("creating the harness kernel {}", name));
+    return kernels_.emplace(key, std::move(k)).first->second.get();
   }
 
   // OpenCLLab
@@ -272,12 +288,7 @@ class ClDevice final : public Device, public OpenCLLab {
   }
 
  private:
-  void build(const std::filesystem::path& path, const std::string& file) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw CompileError(fmt::format("cannot read {}", path.string()), "");
-    std::stringstream text;
-    text << in.rdbuf();
-    const std::string source = text.str();
+  Program build(const std::string& source, const std::string& file) {
     const char* sources[] = {source.c_str()};
     const std::size_t lengths[] = {source.size()};
     cl_int status = CL_SUCCESS;
@@ -292,7 +303,7 @@ class ClDevice final : public Device, public OpenCLLab {
     if (built != CL_SUCCESS)
       throw CompileError(fmt::format("{} does not compile for {} ({})", file, info_.name, cl_status_name(built)),
                          name_source_in_log(log, file));
-    programs_.push_back(std::move(program));
+    return program;
   }
 
   DeviceInfo info_;
@@ -300,6 +311,7 @@ class ClDevice final : public Device, public OpenCLLab {
   Context context_;
   Queue queue_;
   std::vector<Program> programs_;
+  std::vector<Program> harness_programs_;
   mutable std::map<std::string, Kernel, std::less<>> kernels_;
 };
 
@@ -325,5 +337,9 @@ std::unique_ptr<Device> open_device(const DeviceInfo& info) {
 cl_mem memory(Buffer& buffer) { return dynamic_cast<ClBuffer&>(buffer).get(); }
 
 const OpenCLLab& lab(Device& device) { return dynamic_cast<const OpenCLLab&>(device); }
+
+cl_kernel harness_kernel(Device& device, const std::string& source, const char* name) {
+  return dynamic_cast<ClDevice&>(device).harness_kernel(source, name);
+}
 
 }  // namespace gpulab::opencl

@@ -59,6 +59,31 @@ Comparison finish(Comparison c, const std::vector<std::size_t>& wrong_indices) {
 }
 }  // namespace detail
 
+Comparison compare_within(std::span<const double> expected, std::span<const double> bound, std::span<const float> got,
+                          std::size_t cols, std::size_t max_listed) {
+  Comparison c;
+  c.total = expected.size();
+  if (cols > 0) {
+    c.cols = cols;
+    c.rows = expected.size() / cols;
+  }
+  std::vector<std::size_t> wrong;
+  const std::size_t n = std::min(expected.size(), got.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const double error = std::fabs(static_cast<double>(got[i]) - expected[i]);
+    if (error <= bound[i]) continue;  // false for NaN
+    wrong.push_back(i);
+    std::uint32_t bits;
+    std::memcpy(&bits, &got[i], sizeof bits);
+    if (bits == 0xFFFFFFFFu) ++c.untouched;
+    if (c.first.size() < max_listed)
+      c.first.push_back({i, fmt::format("{:.9g}", expected[i]), show_value(got[i]),
+                         fmt::format("±{:.3g}, off by {:.3g}", bound[i], error)});
+  }
+  for (std::size_t i = n; i < expected.size(); ++i) wrong.push_back(i);
+  return detail::finish(std::move(c), wrong);
+}
+
 std::string Comparison::summary() const {
   if (ok()) return fmt::format("all {} elements match", total);
   std::string s = fmt::format("{} of {} elements wrong ({:.1f}%)", wrong, total, 100.0 * wrong / total);
@@ -78,6 +103,7 @@ std::string Comparison::report() const {
       r += fmt::format("\n  [row {}, col {}] expected {}, got {}", m.index / cols, m.index % cols, m.expected, m.got);
     else
       r += fmt::format("\n  [{}] expected {}, got {}", m.index, m.expected, m.got);
+    if (!m.allowed.empty()) r += fmt::format(" (allowed {})", m.allowed);
   }
   if (cols > 0) {
     r += fmt::format("\nwrong rows: {} ({} of {})", describe_ranges(wrong_rows), wrong_rows.size(), rows);

@@ -147,6 +147,7 @@ class Reader {
     if (m.warmup < 1 || m.repeats < 10)
       fail(root.get("repeats"), "need warmup >= 1 and repeats >= 10 (the median of at least 10 timed launches)");
 
+    if (const toml::node* forbidden = root.get("forbidden")) m.forbidden = strings(*forbidden, "forbidden");
     const toml::table* files = root["files"].as_table();
     if (!files) fail(&root, "missing [files]: the student files of each backend, e.g. cuda = [\"transpose.cu\"]");
     for (const auto& [backend, list] : *files) {
@@ -165,6 +166,7 @@ class Reader {
       task.function = required<std::string>(*t, "function", "the student function that implements the task");
       task.title = optional<std::string>(*t, "title", "", "a string");
       task.points = optional<double>(*t, "points", 0.0, "a number");
+      task.bonus = optional<bool>(*t, "bonus", false, "true or false");
       if (const toml::node* th = t->get("threshold")) task.threshold = threshold(*th);
       if (m.find_task(task.name)) fail(t, fmt::format("task '{}' is defined twice", task.name));
       m.tasks.push_back(std::move(task));

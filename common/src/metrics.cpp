@@ -6,11 +6,11 @@ namespace gpulab {
 
 const std::vector<Metric>& metrics() {
   static const std::vector<Metric> all{
-      {"copy_fraction", "copy", true, "% copy"},
-      {"library_fraction", "library", true, "% library"},
-      {"naive_speedup", "naive", false, "× naive"},
-      {"cpu_speedup", "cpu_1core", false, "× 1 core"},
-      {"cpu_all_speedup", "cpu_all_cores", false, "× cores"},
+      {"copy_fraction", "copy", true, "% copy", "of the device's copy bandwidth"},
+      {"library_fraction", "library", true, "% library", "of the vendor library"},
+      {"naive_speedup", "naive", false, "× naive", "the speed of the harness's naive kernel"},
+      {"cpu_speedup", "cpu_1core", false, "× 1 core", "the speed of the CPU version on one core"},
+      {"cpu_all_speedup", "cpu_all_cores", false, "× cores", "the speed of the CPU version on all cores"},
   };
   return all;
 }
@@ -31,6 +31,11 @@ std::map<std::string, double> ratios_of(double rate, const Calibration& calibrat
 
 std::string format_ratio(const Metric& metric, double value) {
   return metric.fraction ? fmt::format("{:.0f}%", value * 100) : fmt::format("{:.2f}×", value);
+}
+
+std::string describe_ratio(const Metric& metric, double value, const Calibration& calibration) {
+  const bool library = std::string(metric.calibration) == "library" && !calibration.library.empty();
+  return fmt::format("{} {}", format_ratio(metric, value), library ? "of " + calibration.library : metric.against);
 }
 
 std::string column_label(const Metric& metric, const Calibration& calibration) {

@@ -21,6 +21,7 @@ constexpr StatusName kStatusNames[] = {
     {Status::crashed, "crashed", "crashed"},
     {Status::error, "error", "error"},
     {Status::not_run, "not_run", "not run"},
+    {Status::rejected, "rejected", "rejected"},
 };
 
 template <typename T>
@@ -88,6 +89,7 @@ void to_json(nlohmann::json& j, const TaskResult& t) {
        {"cases_total", t.cases_total},
        {"points", t.points},
        {"max_points", t.max_points},
+       {"bonus", t.bonus},
        {"ratios", t.ratios},
        {"metric", t.metric},
        {"cases", t.cases}};
@@ -106,6 +108,7 @@ void from_json(const nlohmann::json& j, TaskResult& t) {
   t.cases_total = j.value("cases_total", 0);
   t.points = j.value("points", 0.0);
   t.max_points = j.value("max_points", 0.0);
+  t.bonus = j.value("bonus", false);
   if (j.contains("cases")) t.cases = j["cases"].get<std::vector<CaseResult>>();
   get_optional(j, "time_ms", t.time_ms);
   get_optional(j, "rate", t.rate);

@@ -108,7 +108,8 @@ int check(const CheckOptions& o) {
       lab.name = m.name;
       lab.title = m.title;
       lab.backend = backend;
-      lab.tasks = all_tasks_failed(m, tasks, Status::compile_error, build.message, build.log);
+      lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error, build.message,
+                                   build.log);
     } else if (o.build_only) {
       continue;
     } else {

@@ -19,7 +19,8 @@ double RunSummary::points() const {
 double RunSummary::max_points() const {
   double p = 0;
   for (const auto& lab : labs)
-    for (const auto& t : lab.tasks) p += t.max_points;
+    for (const auto& t : lab.tasks)
+      if (!t.bonus) p += t.max_points;
   return p;
 }
 int RunSummary::tasks_passed() const {
@@ -32,6 +33,12 @@ int RunSummary::tasks_total() const {
   int n = 0;
   for (const auto& lab : labs) n += static_cast<int>(lab.tasks.size());
   return n;
+}
+bool RunSummary::all_passed() const {
+  for (const auto& lab : labs)
+    for (const auto& t : lab.tasks)
+      if (!t.bonus && t.status != Status::passed) return false;
+  return true;
 }
 
 nlohmann::json to_json(const RunSummary& run) {
@@ -132,7 +139,7 @@ std::string render_report(const RunSummary& run, bool color) {
     std::vector<const Metric*> columns;
     for (const auto& m : metrics())
       if (cal.rates.count(m.calibration)) columns.push_back(&m);
-    out += fmt::format("  {:<12} {:>7} {:>11} {:>9}", "task", "cases", "time", cal.unit);
+    out += fmt::format("  {:<16} {:>7} {:>11} {:>9}", "task", "cases", "time", cal.unit);
     for (const Metric* m : columns) out += fmt::format(" {:>9}", column_label(*m, cal));
     out += fmt::format(" {:>9}  {:<16} {:>7}\n", "needs", "result", "points");
     std::string problems;
@@ -140,7 +147,7 @@ std::string render_report(const RunSummary& run, bool color) {
       const std::string cases = t.cases_total ? fmt::format("{}/{}", t.cases_passed, t.cases_total) : "—";
       const std::string time = t.time_ms ? fmt::format("{:.3f} ms", *t.time_ms) : "—";
       const std::string rate = t.rate ? fmt::format("{:.1f}", *t.rate) : "—";
-      out += fmt::format("  {:<12} {:>7} {:>11} {:>9}", t.task, cases, time, rate);
+      out += fmt::format("  {:<16} {:>7} {:>11} {:>9}", t.bonus ? t.task + " (bonus)" : t.task, cases, time, rate);
       for (const Metric* m : columns) {
         auto it = t.ratios.find(m->name);
         out += fmt::format(" {:>9}", it == t.ratios.end() ? "—" : format_ratio(*m, it->second));

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -89,7 +91,61 @@ std::string link_hint(const std::string& log) {
          "did you rename a function or change its parameters?";
 }
 
+// The text with comments blanked out (newlines kept, so line numbers stay right), lower-cased.
+std::string code_only(const std::string& source) {
+  std::string out = source;
+  enum { code, line_comment, block_comment, quoted } state = code;
+  char quote = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const char ch = out[i], next = i + 1 < out.size() ? out[i + 1] : '\0';
+    switch (state) {
+      case code:
+        if (ch == '/' && next == '/') state = line_comment;
+        else if (ch == '/' && next == '*') state = block_comment;
+        else if (ch == '"' || ch == '\'') state = quoted, quote = ch;
+        break;
+      case quoted:
+        if (ch == '\\') ++i;
+        else if (ch == quote || ch == '\n') state = code;
+        continue;
+      case line_comment:
+        if (ch == '\n') state = code;
+        break;
+      case block_comment:
+        if (ch == '*' && next == '/') {
+          out[i] = out[i + 1] = ' ';
+          ++i;
+          state = code;
+          continue;
+        }
+        break;
+    }
+    if ((state == line_comment || state == block_comment) && out[i] != '\n') out[i] = ' ';
+  }
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
 }  // namespace
+
+std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::vector<std::string>& patterns) {
+  const std::string text = code_only(source);
+  std::vector<ForbiddenUse> out;
+  int line = 1;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view row(text.data() + start, end - start);
+    for (const auto& p : patterns) {
+      std::string lowered = p;
+      std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (row.find(lowered) != std::string_view::npos) out.push_back({line, p});
+    }
+    ++line;
+    start = end + 1;
+  }
+  return out;
+}
 
 std::string trim_compiler_output(const std::string& output, const std::string& strip_prefix, std::size_t max_lines) {
   std::istringstream in(output);
@@ -138,6 +194,16 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
   if (!missing.empty()) {
     result.message = fmt::format("missing file{}: {} (restore it from the course repository, e.g. with git checkout -- <file>)",
                                  missing.size() > 1 ? "s" : "", fmt::join(missing, ", "));
+    return result;
+  }
+
+  for (const auto& f : files->second) {
+    const auto uses = find_forbidden(read_text(student_dir / f), manifest.forbidden);
+    if (uses.empty()) continue;
+    result.rejected = true;
+    result.message = fmt::format("{}:{} uses {}, which this lab forbids: the point is to write the kernels yourself",
+                                 (student_dir / f).string(), uses.front().line, uses.front().what);
+    for (const auto& u : uses) result.log += fmt::format("{}:{}: forbidden: {}\n", (student_dir / f).string(), u.line, u.what);
     return result;
   }
 

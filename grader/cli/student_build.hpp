@@ -24,6 +24,7 @@ struct Toolchain {
 
 struct BuildResult {
   bool ok = false;
+  bool rejected = false;         // a forbidden API, not a compiler error
   std::filesystem::path runner;  // the executable, when ok
   std::string message;           // one line: what failed
   std::string log;               // the compiler's output, trimmed to the errors
@@ -32,6 +33,13 @@ struct BuildResult {
 // `student_dir` holds the lab's student files; objects go under `work_dir`.
 BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
                       const std::filesystem::path& student_dir, const std::filesystem::path& work_dir);
+
+struct ForbiddenUse {
+  int line;
+  std::string what;  // the manifest's pattern that matched
+};
+// Where `source` mentions a forbidden pattern outside comments (case-insensitive), in line order.
+std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::vector<std::string>& patterns);
 
 // Keeps the lines of compiler output that matter (errors and their context), at most `max_lines`,
 // with absolute paths under `strip_prefix` made relative.

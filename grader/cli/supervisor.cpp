@@ -34,6 +34,7 @@ std::vector<TaskResult> all_tasks_failed(const Manifest& manifest, const std::ve
     r.task = name;
     r.function = t ? t->function : "";
     r.max_points = t ? t->points : 0;
+    r.bonus = t && t->bonus;
     r.status = status;
     r.message = message;
     r.details = details;

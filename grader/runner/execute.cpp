@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "lab_driver.hpp"
 
 namespace gpulab {
@@ -8,6 +10,29 @@ std::int64_t case_int(const Case& c, const char* key) {
   if (!c.params.contains(key) || !c.params[key].is_number_integer())
     throw std::invalid_argument(fmt::format("case '{}' needs an integer '{}' in the manifest", c.name, key));
   return c.params[key].get<std::int64_t>();
+}
+
+double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch) {
+  for (int i = 0; i < ctx.manifest.warmup; ++i) {
+    launch();
+    ctx.device.synchronize();
+  }
+  std::vector<double> samples;
+  for (int i = 0; i < ctx.manifest.repeats; ++i) {
+    samples.push_back(ctx.device.time(launch).counted_ms());
+    ctx.heartbeat();
+  }
+  return summarize(samples).median;
+}
+
+double median_host_ms(const std::function<void()>& work, int repeats) {
+  std::vector<double> samples;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return summarize(samples).median;
 }
 
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& l) {

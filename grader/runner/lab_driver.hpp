@@ -39,6 +39,11 @@ struct Launchable {
 
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable);
 
+// Median time in ms of `launch` on the device, after `warmup` launches: for calibrations.
+double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch);
+// Median wall-clock time in ms of `work` on the host, over `repeats` runs: for CPU calibrations.
+double median_host_ms(const std::function<void()>& work, int repeats);
+
 class LabDriver {
  public:
   virtual ~LabDriver() = default;

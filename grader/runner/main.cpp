@@ -47,6 +47,7 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   r.task = task.name;
   r.function = task.function;
   r.max_points = task.points;
+  r.bonus = task.bonus;
   const auto cases = ctx.manifest.cases_for(cls);
   r.cases_total = static_cast<int>(cases.size());
   if (task.threshold) {
@@ -105,8 +106,8 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   } else if (r.threshold && *r.ratio < *r.threshold) {
     const Metric& m = *find_metric(r.metric);
     r.status = Status::too_slow;
-    r.message = fmt::format("correct, but reached {} ({}); the threshold is {}", format_ratio(m, *r.ratio),
-                            column_label(m, calibration), format_ratio(m, *r.threshold));
+    r.message = fmt::format("correct, but reached {}; the threshold is {}", describe_ratio(m, *r.ratio, calibration),
+                            format_ratio(m, *r.threshold));
   } else {
     r.status = Status::passed;
   }
@@ -149,6 +150,7 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
       r.message = e.what();
       r.details = e.log();
       r.max_points = t->points;
+      r.bonus = t->bonus;
       progress.emit({{"event", "task_end"}, {"result", r}});
     }
     return 0;

@@ -12,7 +12,7 @@ TEST_CASE("every reference solution passes every task on OpenCL") {
   CHECK(run.exit_code == 0);
   REQUIRE(run.report.is_object());
   CHECK(run.report.at("passed") == true);
-  CHECK(run.report.at("points") == run.report.at("max_points"));
+  CHECK(run.report.at("points").get<double>() > run.report.at("max_points").get<double>());  // with the bonus
   for (const auto& lab : run.report.at("labs"))
     for (const auto& task : lab.at("tasks")) {
       CAPTURE(task.at("task"));
@@ -152,4 +152,29 @@ TEST_CASE("the report names the seed, and the same seed gives the same inputs") 
   const auto run = run_check(repo_path("solutions"), "--backend opencl --lab hello --seed 12345");
   CHECK(run.report.at("seed") == 12345);
   CHECK(run.output.find("SEED=12345 reproduces this run") != std::string::npos);
+}
+
+TEST_CASE("a student file that uses a forbidden library is rejected with its file and line, and other labs still run") {
+  SourceTree tree("forbidden-api");
+  tree.replace("01-matmul/matmul_opencl.cpp", "using gpulab::check;", "using gpulab::check;\n#include <clBLAS.h>");
+  const auto run = run_check(tree.root(), "--backend opencl --lab matmul --lab hello");
+  INFO(run.output);
+  CHECK(run.status("matmul", "naive") == "rejected");
+  const std::string message = run.task("matmul", "naive").at("message");
+  CHECK(message.find("01-matmul/matmul_opencl.cpp:5 uses clblas") != std::string::npos);
+  CHECK(run.status("hello", "hello") == "passed");
+}
+
+TEST_CASE("a bonus task that is not done costs its points but does not fail the run") {
+  SourceTree tree("bonus-open");
+  tree.replace("01-matmul/matmul_opencl.cpp", "void matmul_fast(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k) {",
+               "void matmul_fast(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k) {\n"
+               "  GPULAB_NOT_IMPLEMENTED(\"bonus left open\");");
+  const auto run = run_check(tree.root(), "--backend opencl --lab matmul");
+  INFO(run.output);
+  CHECK(run.status("matmul", "fast") == "not_implemented");
+  CHECK(run.status("matmul", "tiled") == "passed");
+  CHECK(run.exit_code == 0);
+  CHECK(run.report.at("passed") == true);
+  CHECK(run.report.at("points") == run.report.at("max_points"));
 }

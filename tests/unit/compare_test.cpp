@@ -94,3 +94,17 @@ TEST_CASE("index ranges are compressed and long lists are cut") {
   CHECK(describe_ranges({0, 1, 2, 5, 7, 8}) == "0-2, 5, 7-8");
   CHECK(describe_ranges({0, 2, 4, 6, 8}, 3) == "0, 2, 4, …");
 }
+
+TEST_CASE("a tolerance comparison accepts errors within each element's bound and reports the others with their bound") {
+  const std::vector<double> expected{1.0, 2.0, 3.0, 4.0};
+  const std::vector<double> bound{0.1, 0.1, 0.0, 0.5};
+  const std::vector<float> got{1.05f, 2.2f, 3.0f, std::nanf("")};
+  const auto c = compare_within(expected, bound, got, 2);
+  CHECK(c.wrong == 2);
+  REQUIRE(c.first.size() == 2);
+  CHECK(c.first[0].index == 1);
+  CHECK(c.first[1].index == 3);  // NaN never passes
+  const std::string report = c.report();
+  CHECK(report.find("[row 0, col 1] expected 2, got 2.20000005 (allowed ±0.1, off by 0.2)") != std::string::npos);
+  CHECK(report.find("wrong rows: 0-1") != std::string::npos);
+}

@@ -3,6 +3,8 @@
 #include <numeric>
 #include <string>
 
+#include "gpulab/compare.hpp"
+#include "gpulab/random.hpp"
 #include "gpulab/reference.hpp"
 
 using namespace gpulab;
@@ -27,4 +29,32 @@ TEST_CASE("the transpose reference moves element (r, c) to (c, r) for shapes tha
     CHECK(all);
   }
   CHECK_THROWS(reference::transpose(std::vector<float>(5), 2, 3));
+}
+
+TEST_CASE("the CPU matmuls agree with the double-precision check within its error bound") {
+  const std::size_t m = 37, n = 53, k = 300;
+  Rng rng(5);
+  std::vector<float> a(m * k), b(k * n), one(m * n), all(m * n);
+  for (float& x : a) x = rng.uniform(-1, 1);
+  for (float& x : b) x = rng.uniform(-1, 1);
+  const auto check = reference::matmul_check(a, b, m, n, k);
+  reference::matmul_one_core(a, b, one, m, n, k);
+  reference::matmul_all_cores(a, b, all, m, n, k);
+  CHECK(compare_within(check.expected, check.bound, one, n).ok());
+  CHECK(compare_within(check.expected, check.bound, all, n).ok());
+  // The bound is tight enough to catch a dropped term: leave out the last product of one element.
+  auto broken = one;
+  broken[5] -= a[0 * k + (k - 1)] * b[(k - 1) * n + 5];
+  CHECK_FALSE(compare_within(check.expected, check.bound, broken, n).ok());
+}
+
+TEST_CASE("the matmul error bound grows with k and with the magnitudes of the products") {
+  const std::vector<float> a{1, 1, 1, 1}, b{1, 1, 1, 1};            // 1x4 times 4x1
+  const std::vector<float> a2{2, 2, 2, 2};
+  const double small = reference::matmul_check(std::vector<float>{1}, std::vector<float>{1}, 1, 1, 1).bound[0];
+  const double four = reference::matmul_check(a, b, 1, 1, 4).bound[0];
+  const double doubled = reference::matmul_check(a2, b, 1, 1, 4).bound[0];
+  CHECK(four > small);
+  CHECK(doubled == doctest::Approx(2 * four).epsilon(1e-6));
+  CHECK(reference::matmul_check(a, b, 1, 1, 4).expected[0] == 4.0);
 }

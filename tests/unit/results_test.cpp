@@ -42,7 +42,7 @@ TEST_CASE("task results survive the trip through JSON") {
 TEST_CASE("every status has a name that reads back as the same status") {
   for (Status s : {Status::passed, Status::wrong_result, Status::too_slow, Status::not_implemented,
                    Status::compile_error, Status::kernel_fault, Status::timeout, Status::crashed, Status::error,
-                   Status::not_run}) {
+                   Status::not_run, Status::rejected}) {
     CHECK(status_from_string(to_string(s)) == s);
     CHECK(std::string(describe(s)).find('_') == std::string::npos);
   }
@@ -76,4 +76,12 @@ TEST_CASE("the library column is named after the library that was measured") {
   cal.library = "cuBLAS SGEMM";
   CHECK(column_label(*find_metric("library_fraction"), cal) == "% cuBLAS");
   CHECK(column_label(*find_metric("copy_fraction"), cal) == "% copy");
+}
+
+TEST_CASE("a ratio is described in words a student understands") {
+  Calibration cal;
+  cal.library = "cuBLAS SGEMM";
+  CHECK(describe_ratio(*find_metric("copy_fraction"), 0.45, cal) == "45% of the device's copy bandwidth");
+  CHECK(describe_ratio(*find_metric("library_fraction"), 0.5, cal) == "50% of cuBLAS SGEMM");
+  CHECK(describe_ratio(*find_metric("naive_speedup"), 1.24, cal) == "1.24× the speed of the harness's naive kernel");
 }

@@ -29,3 +29,20 @@ TEST_CASE("OpenCL build logs name the student's file instead of the compiler's p
         "transpose.cl:12:5: error: use of undeclared identifier");
   CHECK(opencl::name_source_in_log("<kernel>:3:1: error: x", "hello.cl") == "hello.cl:3:1: error: x");
 }
+
+TEST_CASE("forbidden APIs are found in code with their line, case-insensitively, but not in comments") {
+  const std::string source =
+      "#include <cublas_v2.h>\n"
+      "// cublasSgemm would be faster, but we write our own\n"
+      "/* thrust::sort\n   is not allowed */\n"
+      "void f() { CUBLASSGEMM(); }\n"
+      "const char* s = \"// not a comment: thrust\";\n";
+  const auto uses = cli::find_forbidden(source, {"cublas", "thrust"});
+  REQUIRE(uses.size() == 3);
+  CHECK(uses[0].line == 1);
+  CHECK(uses[0].what == "cublas");
+  CHECK(uses[1].line == 5);
+  CHECK(uses[2].line == 6);
+  CHECK(uses[2].what == "thrust");
+  CHECK(cli::find_forbidden("int x; // cublas\n", {"cublas"}).empty());
+}

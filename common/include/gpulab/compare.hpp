@@ -17,6 +17,7 @@ struct Mismatch {
   std::size_t index;
   std::string expected;
   std::string got;
+  std::string allowed;  // the tolerance, for comparisons that have one
 };
 
 struct Comparison {
@@ -65,10 +66,15 @@ Comparison compare_exact(std::span<const T> expected, std::span<const T> got, st
     if (std::memcmp(&expected[i], &got[i], sizeof(T)) == 0) continue;
     wrong.push_back(i);
     if (std::memcmp(&got[i], &poison, sizeof(T)) == 0) ++c.untouched;
-    if (c.first.size() < max_listed) c.first.push_back({i, show_value(expected[i]), show_value(got[i])});
+    if (c.first.size() < max_listed) c.first.push_back({i, show_value(expected[i]), show_value(got[i]), {}});
   }
   for (std::size_t i = n; i < expected.size(); ++i) wrong.push_back(i);
   return detail::finish(std::move(c), wrong);
 }
+
+// Compares float results with exact values within a per-element error bound: an element is wrong
+// when |got - expected| > bound (NaN and infinity are always wrong). `cols` > 0 marks 2-D data.
+Comparison compare_within(std::span<const double> expected, std::span<const double> bound, std::span<const float> got,
+                          std::size_t cols = 0, std::size_t max_listed = 8);
 
 }  // namespace gpulab

@@ -33,6 +33,7 @@ struct Task {
   std::string title;
   std::string function;  // the student function that implements it, named in reports
   double points = 0;
+  bool bonus = false;  // its points come on top; failing it does not fail the lab
   std::optional<Threshold> threshold;
 };
 
@@ -50,6 +51,7 @@ struct Manifest {
   std::string name;   // "transpose": what LAB= matches
   std::string title;
   std::map<std::string, std::vector<std::string>> files;  // backend -> student files
+  std::vector<std::string> forbidden;  // what student files must not mention (case-insensitive), e.g. "cublas"
   double timeout_s = 60;  // seconds without progress before a run is declared hung
   int warmup = 3;
   int repeats = 15;

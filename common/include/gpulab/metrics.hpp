@@ -20,6 +20,7 @@ struct Metric {
   const char* calibration;  // the rate it divides by: "copy"
   bool fraction;            // shown as a percentage (else as a speedup, "2.5×")
   const char* label;        // report column: "% copy"
+  const char* against;      // for sentences: "of the device's copy bandwidth"
 };
 
 const std::vector<Metric>& metrics();
@@ -28,6 +29,8 @@ const Metric* find_metric(const std::string& name);
 std::map<std::string, double> ratios_of(double rate, const Calibration& calibration);
 // "93%" for a fraction, "2.5×" for a speedup.
 std::string format_ratio(const Metric& metric, double value);
+// "45% of the device's copy bandwidth", "1.24× the speed of the harness's naive kernel"
+std::string describe_ratio(const Metric& metric, double value, const Calibration& calibration);
 // The report's column label: "% copy", "% cuBLAS SGEMM", "× naive".
 std::string column_label(const Metric& metric, const Calibration& calibration);
 

@@ -13,4 +13,23 @@ std::vector<char> hello(std::span<const char> text, std::span<const int> offsets
 // Cache-blocked, so the 8192 x 8192 timing case is checked in a fraction of a second.
 std::vector<float> transpose(std::span<const float> in, std::size_t rows, std::size_t cols);
 
+// 01-matmul: C = A * B with A m x k, B k x n, row-major. The check: each element accumulated in
+// double, and the error bound a float computation of it must meet,
+//   |c_ij - exact_ij| <= gamma_k * (|A| |B|)_ij + k * FLT_MIN,  gamma_k = k u / (1 - k u),  u = 2^-24,
+// which holds for any order of the k products and sums (Higham, Accuracy and Stability of Numerical
+// Algorithms, section 3.5), with or without fused multiply-adds. Uses every core.
+struct MatmulCheck {
+  std::vector<double> expected;
+  std::vector<double> bound;
+};
+MatmulCheck matmul_check(std::span<const float> a, std::span<const float> b, std::size_t m, std::size_t n,
+                         std::size_t k);
+
+// The CPU versions a GPU kernel is compared with: the plain i-k-j triple loop on one core, as in
+// the course, and a cache-blocked version on every core.
+void matmul_one_core(std::span<const float> a, std::span<const float> b, std::span<float> c, std::size_t m,
+                     std::size_t n, std::size_t k);
+void matmul_all_cores(std::span<const float> a, std::span<const float> b, std::span<float> c, std::size_t m,
+                      std::size_t n, std::size_t k);
+
 }  // namespace gpulab::reference

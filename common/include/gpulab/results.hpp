@@ -23,6 +23,7 @@ enum class Status {
   crashed,          // the runner process died (e.g. a segmentation fault in host code)
   error,            // an API call failed (bad launch configuration, allocation, ...)
   not_run,          // skipped because of an earlier failure that prevents it
+  rejected,         // the student's files use something the lab forbids (a vendor library)
 };
 const char* to_string(Status s);
 Status status_from_string(const std::string& s);
@@ -56,6 +57,7 @@ struct TaskResult {
   std::optional<double> threshold;  // its bound for this device class
   double points = 0;
   double max_points = 0;
+  bool bonus = false;
   std::vector<CaseResult> cases;
 };
 

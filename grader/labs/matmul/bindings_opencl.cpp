@@ -1,0 +1,52 @@
+// Calls the student's OpenCL host functions (labs/01-matmul/matmul_opencl.cpp) with buffers; the
+// harness's naive kernel is the calibration (OpenCL has no vendor GEMM).
+#include "gpulab/backend/opencl.hpp"
+#include "lab_driver.hpp"
+#include "matmul_lab.hpp"
+
+// The lab's contract: these signatures are fixed, the grader calls them.
+void matmul_naive(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k);
+void matmul_tiled(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k);
+void matmul_fast(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k);
+
+namespace gpulab::labs {
+
+namespace {
+const char* kHarnessNaive = R"(
+__kernel void harness_naive_matmul(__global const float* a, __global const float* b, __global float* c,
+                                   int m, int n, int k) {
+  const int col = get_global_id(0), row = get_global_id(1);
+  if (row >= m || col >= n) return;
+  float sum = 0.0f;
+  for (int p = 0; p < k; ++p) sum += a[(size_t)row * k + p] * b[(size_t)p * n + col];
+  c[(size_t)row * n + col] = sum;
+}
+)";
+}  // namespace
+
+MatmulLaunch bind_matmul(Device& device, const std::string& function) {
+  using Function = void (*)(const OpenCLLab&, cl_mem, cl_mem, cl_mem, int, int, int);
+  static const std::map<std::string, Function> functions{
+      {"matmul_naive", matmul_naive}, {"matmul_tiled", matmul_tiled}, {"matmul_fast", matmul_fast}};
+  const Function f = find_function(functions, function);
+  const OpenCLLab& lab = opencl::lab(device);
+  return [f, &lab](Buffer& a, Buffer& b, Buffer& c, int m, int n, int k) {
+    f(lab, opencl::memory(a), opencl::memory(b), opencl::memory(c), m, n, k);
+  };
+}
+
+MatmulLaunch harness_naive_matmul(Device& device) {
+  cl_kernel kernel = opencl::harness_kernel(device, kHarnessNaive, "harness_naive_matmul");
+  const OpenCLLab& lab = opencl::lab(device);
+  return [kernel, &lab](Buffer& a, Buffer& b, Buffer& c, int m, int n, int k) {
+    set_args(kernel, opencl::memory(a), opencl::memory(b), opencl::memory(c), m, n, k);
+    const size_t local[2] = {16, 16};
+    const size_t global[2] = {round_up(n, 16), round_up(m, 16)};
+    check(clEnqueueNDRangeKernel(lab.queue(), kernel, 2, nullptr, global, local, 0, nullptr, nullptr),
+          "launching the harness's naive matmul kernel");
+  };
+}
+
+std::optional<VendorGemm> vendor_sgemm(Device&) { return std::nullopt; }
+
+}  // namespace gpulab::labs
