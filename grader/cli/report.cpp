@@ -175,8 +175,10 @@ std::string render_report(const RunSummary& run, bool color) {
     }
   }
   const bool ok = run.all_passed();
-  out += "\n" + paint(fmt::format("{}: {} of {} tasks passed, {} of {} points", ok ? "PASSED" : "FAILED",
-                                  run.tasks_passed(), run.tasks_total(), number(run.points()), number(run.max_points())),
+  const double bonus = std::max(0.0, run.points() - run.max_points());
+  out += "\n" + paint(fmt::format("{}: {} of {} tasks passed, {} of {} points{}", ok ? "PASSED" : "FAILED",
+                                  run.tasks_passed(), run.tasks_total(), number(run.points()), number(run.max_points()),
+                                  bonus > 0 ? " (bonus included)" : ""),
                       bold | fg(ok ? fmt::terminal_color::green : fmt::terminal_color::red)) +
          "\n";
   return out;

@@ -29,6 +29,7 @@ void matmul_tiled_kernel(__global const float* a, __global const float* b, __glo
     a_tile[ty][tx] = row < m && p0 + tx < k ? a[(size_t)row * k + p0 + tx] : 0.0f;
     b_tile[ty][tx] = p0 + ty < k && col < n ? b[(size_t)(p0 + ty) * n + col] : 0.0f;
     barrier(CLK_LOCAL_MEM_FENCE);  // the tiles are complete
+#pragma unroll
     for (int p = 0; p < TILE; ++p) sum += a_tile[ty][p] * b_tile[p][tx];
     barrier(CLK_LOCAL_MEM_FENCE);  // everyone is done with the tiles before they are overwritten
   }
@@ -58,12 +59,15 @@ void matmul_fast_kernel(__global const float* restrict a, __global const float* 
   const int tx = tid % (BLOCK_N / THREAD_N), ty = tid / (BLOCK_N / THREAD_N);
   const int row0 = get_group_id(1) * BLOCK_M, col0 = get_group_id(0) * BLOCK_N;
   float a_next[LOADS], b_next[LOADS];
+  // Constant-trip loops are unrolled explicitly: acc, a_next and b_next must stay in registers.
   float acc[THREAD_M][THREAD_N];
+#pragma unroll
   for (int i = 0; i < THREAD_M; ++i)
+#pragma unroll
     for (int j = 0; j < THREAD_N; ++j) acc[i][j] = 0.0f;
 
 #define FETCH(p0)                                                                       \
-  for (int i = 0; i < LOADS; ++i) {                                                     \
+  _Pragma("unroll") for (int i = 0; i < LOADS; ++i) {                                                     \
     const int e = tid + i * THREADS;                                                    \
     const int ar = row0 + e / BLOCK_K, ap = (p0) + e % BLOCK_K;                         \
     a_next[i] = ar < m && ap < k ? a[(size_t)ar * k + ap] : 0.0f;                       \
@@ -71,7 +75,7 @@ void matmul_fast_kernel(__global const float* restrict a, __global const float* 
     b_next[i] = bp < k && bc < n ? b[(size_t)bp * n + bc] : 0.0f;                       \
   }
 #define STAGE(buffer)                                                                   \
-  for (int i = 0; i < LOADS; ++i) {                                                     \
+  _Pragma("unroll") for (int i = 0; i < LOADS; ++i) {                                                     \
     const int e = tid + i * THREADS;                                                    \
     a_slice[buffer][e % BLOCK_K][e / BLOCK_K] = a_next[i];                              \
     b_slice[buffer][e / BLOCK_N][e % BLOCK_N] = b_next[i];                              \
@@ -84,6 +88,7 @@ void matmul_fast_kernel(__global const float* restrict a, __global const float* 
   for (int p0 = 0; p0 < k; p0 += BLOCK_K) {
     const bool more = p0 + BLOCK_K < k;
     if (more) { FETCH(p0 + BLOCK_K) }
+#pragma unroll
     for (int p = 0; p < BLOCK_K; ++p) {
       const float4 a0 = vload4(0, &a_slice[buffer][p][ty * THREAD_M]);
       const float4 a1 = vload4(0, &a_slice[buffer][p][ty * THREAD_M + 4]);
@@ -91,7 +96,9 @@ void matmul_fast_kernel(__global const float* restrict a, __global const float* 
       const float4 b1 = vload4(0, &b_slice[buffer][p][tx * THREAD_N + 4]);
       const float av[THREAD_M] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
       const float bv[THREAD_N] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
       for (int i = 0; i < THREAD_M; ++i)
+#pragma unroll
         for (int j = 0; j < THREAD_N; ++j) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
     }
     // Uniform across the work-group (p0 and k are), so every work-item reaches the barrier.
@@ -102,9 +109,11 @@ void matmul_fast_kernel(__global const float* restrict a, __global const float* 
     }
   }
 
+#pragma unroll
   for (int i = 0; i < THREAD_M; ++i) {
     const int row = row0 + ty * THREAD_M + i;
     if (row >= m) break;
+#pragma unroll
     for (int j = 0; j < THREAD_N; ++j) {
       const int col = col0 + tx * THREAD_N + j;
       if (col < n) c[(size_t)row * n + col] = acc[i][j];
