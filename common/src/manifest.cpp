@@ -117,12 +117,15 @@ class Reader {
       for (const auto& m : metrics()) names.push_back(m.name);
       fail(t->get("metric"), fmt::format("unknown metric '{}': use one of {}", th.metric, fmt::join(names, ", ")));
     }
-    for (auto [key, slot] : {std::pair{"gpu", &th.gpu}, std::pair{"cpu", &th.cpu}}) {
-      if (const toml::node* bound = t->get(key)) {
-        auto v = bound->value<double>();
-        if (!v || *v <= 0) fail(bound, fmt::format("'{}' must be a positive number (a ratio such as 0.5)", key));
-        *slot = *v;
-      }
+    for (const auto& [key, value] : *t) {
+      const std::string k(key.str());
+      if (k == "metric") continue;
+      static const std::vector<std::string> allowed{"gpu", "cpu", "cuda_gpu", "opencl_gpu", "opencl_cpu"};
+      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+        fail(&value, fmt::format("unknown bound '{}' in threshold: use {}", k, fmt::join(allowed, ", ")));
+      auto v = value.value<double>();
+      if (!v || *v <= 0) fail(&value, fmt::format("'{}' must be a positive number (a ratio such as 0.5)", k));
+      th.bounds[k] = *v;
     }
     return th;
   }

@@ -52,7 +52,7 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   r.cases_total = static_cast<int>(cases.size());
   if (task.threshold) {
     r.metric = task.threshold->metric;
-    r.threshold = task.threshold->bound(cls);
+    r.threshold = task.threshold->bound(ctx.device.info().backend, cls);
   }
   progress.emit({{"event", "task_begin"}, {"task", task.name}});
 

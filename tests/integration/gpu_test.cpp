@@ -12,7 +12,9 @@ using namespace gpulab::testing;
 
 namespace {
 
-constexpr double kMargin = 1.2;  // the bound must sit 20% away from both the naive and the reference kernel
+// The bound must sit at least 10% away from both the weaker and the reference kernel; run-to-run
+// noise on the GPU is under 1%.
+constexpr double kMargin = 1.1;
 
 std::string gpu_args(const std::string& backend) {
   // OpenCL lists GPUs first, so device 0 is the GPU when there is one.

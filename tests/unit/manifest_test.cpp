@@ -42,7 +42,7 @@ points = 2
 name = "fast"
 function = "example_fast"
 points = 3
-threshold = { metric = "copy_fraction", gpu = 0.5 }
+threshold = { metric = "copy_fraction", gpu = 0.5, opencl_gpu = 0.4 }
 
 [[cases]]
 name = "tiny"
@@ -79,8 +79,9 @@ TEST_CASE("a valid manifest is read with its files, tasks, thresholds and cases"
   REQUIRE(m.tasks.size() == 2);
   CHECK_FALSE(m.tasks[0].threshold);
   REQUIRE(m.find_task("fast"));
-  CHECK(m.find_task("fast")->threshold->bound(DeviceClass::gpu) == 0.5);
-  CHECK_FALSE(m.find_task("fast")->threshold->bound(DeviceClass::cpu));
+  CHECK(m.find_task("fast")->threshold->bound("cuda", DeviceClass::gpu) == 0.5);
+  CHECK(m.find_task("fast")->threshold->bound("opencl", DeviceClass::gpu) == 0.4);
+  CHECK_FALSE(m.find_task("fast")->threshold->bound("cuda", DeviceClass::cpu));
   CHECK(m.find_task("missing") == nullptr);
   CHECK(m.cases[0].params.at("cols") == 3);
   CHECK_FALSE(m.cases[0].params.contains("name"));
@@ -117,6 +118,8 @@ TEST_CASE("manifest mistakes that would make grading meaningless are rejected") 
   CHECK(error_of(std::string(text).replace(text.find("copy_fraction"), 13, "speed")).find("unknown metric 'speed'") !=
         std::string::npos);
   CHECK(error_of(std::string(text).replace(text.find("gpu = 0.5"), 9, "gpu = -1")).find("positive") != std::string::npos);
+  CHECK(error_of(std::string(text).replace(text.find("gpu = 0.5"), 9, "tpu = 0.5")).find("unknown bound 'tpu'") !=
+        std::string::npos);
   CHECK(error_of(std::string(text).replace(text.find("repeats = 20"), 12, "repeats = 3")).find("at least 10") !=
         std::string::npos);
   CHECK(error_of(std::string(text).replace(text.find("devices = [\"gpu\"]"), 17, "devices = [\"tpu\"]"))

@@ -21,11 +21,16 @@ class ManifestError : public std::runtime_error {
 };
 
 // A task passes its threshold when the measured ratio (see `metric`) reaches the bound for the
-// class of device that ran it. A class without a bound is graded on correctness alone.
+// class of device that ran it ("gpu", "cpu"), or for that backend and class where the manifest
+// names one ("opencl_gpu": compilers differ). A device without a bound is graded on correctness.
 struct Threshold {
   std::string metric;  // a name from metrics(): "copy_fraction", "naive_speedup", ...
-  std::optional<double> gpu, cpu;
-  std::optional<double> bound(DeviceClass c) const { return c == DeviceClass::gpu ? gpu : cpu; }
+  std::map<std::string, double> bounds;
+  std::optional<double> bound(const std::string& backend, DeviceClass c) const {
+    if (auto it = bounds.find(backend + "_" + to_string(c)); it != bounds.end()) return it->second;
+    if (auto it = bounds.find(to_string(c)); it != bounds.end()) return it->second;
+    return std::nullopt;
+  }
 };
 
 struct Task {
