@@ -91,6 +91,7 @@ std::string Comparison::summary() const {
     s += "; none of them was written (they still hold the poison pattern): did the kernel run and store its results?";
   else if (untouched > 0)
     s += fmt::format("; {} of them were never written (still the poison pattern)", untouched);
+  if (!note.empty()) s += "; " + note;
   return s;
 }
 

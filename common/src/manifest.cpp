@@ -15,6 +15,17 @@ bool Case::runs_on(DeviceClass c) const {
   return devices.empty() || std::find(devices.begin(), devices.end(), c) != devices.end();
 }
 
+bool Case::applies_to(const std::string& task) const {
+  return tasks.empty() || std::find(tasks.begin(), tasks.end(), task) != tasks.end();
+}
+
+std::vector<const Case*> Manifest::cases_for(DeviceClass c, const std::string& task) const {
+  std::vector<const Case*> out;
+  for (const auto& k : cases)
+    if (k.runs_on(c) && k.applies_to(task)) out.push_back(&k);
+  return out;
+}
+
 const Task* Manifest::find_task(const std::string& task_name) const {
   for (const auto& t : tasks)
     if (t.name == task_name) return &t;
@@ -190,10 +201,14 @@ class Reader {
           const toml::array* list = value.as_array();
           if (!list) fail(&value, "'devices' must be an array, e.g. [\"gpu\"]");
           for (const auto& d : *list) c.devices.push_back(device_class(d));
+        } else if (k == "tasks") {
+          c.tasks = strings(value, "tasks");
         } else if (k != "name" && k != "timing") {
           c.params[k] = to_json(value);
         }
       }
+      for (const auto& t : c.tasks)
+        if (!m.find_task(t)) fail(&node, fmt::format("case '{}' names task '{}', which the lab does not have", c.name, t));
       m.cases.push_back(std::move(c));
     }
     for (DeviceClass dc : {DeviceClass::gpu, DeviceClass::cpu}) {

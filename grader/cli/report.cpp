@@ -146,7 +146,7 @@ std::string render_report(const RunSummary& run, bool color) {
     for (const auto& t : lab.tasks) {
       const std::string cases = t.cases_total ? fmt::format("{}/{}", t.cases_passed, t.cases_total) : "—";
       const std::string time = t.time_ms ? fmt::format("{:.3f} ms", *t.time_ms) : "—";
-      const std::string rate = t.rate ? fmt::format("{:.1f}", *t.rate) : "—";
+      const std::string rate = !t.rate ? "—" : *t.rate < 10 ? fmt::format("{:.3f}", *t.rate) : fmt::format("{:.1f}", *t.rate);
       out += fmt::format("  {:<16} {:>7} {:>11} {:>9}", t.bonus ? t.task + " (bonus)" : t.task, cases, time, rate);
       for (const Metric* m : columns) {
         auto it = t.ratios.find(m->name);

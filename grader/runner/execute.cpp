@@ -46,21 +46,21 @@ CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& l) {
     return result;
   };
 
-  l.poison();
+  l.prepare();
   l.launch();
   ctx.device.synchronize();
   if (const Comparison first = l.check(); !first.ok()) return fail_with(first, "");
 
   if (c.timing) {
     for (int i = 1; i < ctx.manifest.warmup; ++i) {
-      l.poison();
+      l.prepare();
       l.launch();
       ctx.device.synchronize();
       ctx.heartbeat();
     }
     std::vector<double> samples;
     for (int i = 0; i < ctx.manifest.repeats; ++i) {
-      l.poison();  // so the checked output below is the work of a timed launch
+      l.prepare();  // so the checked output below is the work of a timed launch
       samples.push_back(ctx.device.time(l.launch).counted_ms());
       ctx.heartbeat();
     }

@@ -28,10 +28,12 @@ struct RunContext {
   }
 };
 
-// One case, ready to run: the runner poisons, launches, checks, and for a timing case repeats the
+// One case, ready to run: the runner prepares, launches, checks, and for a timing case repeats the
 // launch under the device clock and checks the output of a timed launch again.
 struct Launchable {
-  std::function<void()> poison;          // fill every output with kPoisonByte
+  // Before every launch: fill every output with kPoisonByte, and restore inputs a launch changes
+  // (an in-place sort), so each launch, timed ones included, does the whole job.
+  std::function<void()> prepare;
   std::function<void()> launch;          // call the student's function once
   std::function<Comparison()> check;     // fetch the outputs and compare with the reference
   double work = 0;                       // what one launch must do, in the driver's rate unit

@@ -48,7 +48,7 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   r.function = task.function;
   r.max_points = task.points;
   r.bonus = task.bonus;
-  const auto cases = ctx.manifest.cases_for(cls);
+  const auto cases = ctx.manifest.cases_for(cls, task.name);
   r.cases_total = static_cast<int>(cases.size());
   if (task.threshold) {
     r.metric = task.threshold->metric;

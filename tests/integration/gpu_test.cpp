@@ -61,6 +61,10 @@ const Substitution kSubstitutions[] = {
      "float* a, float* b, float* c, int m, int n, int k", "a, b, c, m, n, k"},
     {"matmul", "01-matmul", "fast", "matmul_fast", "matmul_tiled", "matmul.cu", "matmul_opencl.cpp",
      "float* a, float* b, float* c, int m, int n, int k", "a, b, c, m, n, k"},
+    {"bitonic", "03-bitonic", "shared", "bitonic_shared", "bitonic_global", "bitonic.cu", "bitonic_opencl.cpp",
+     "unsigned* keys, int n", "keys, n"},
+    {"bitonic", "03-bitonic", "fast", "bitonic_fast", "bitonic_shared", "bitonic.cu", "bitonic_opencl.cpp",
+     "unsigned* keys, int n", "keys, n"},
 };
 
 // The parameter list of the lab's contract on a backend: const inputs on CUDA, cl_mem on OpenCL.
@@ -75,7 +79,8 @@ std::string contract(const Substitution& s, const std::string& backend) {
     return p;
   }
   std::string p = s.params;
-  for (std::size_t at; (at = p.find("float* ")) != std::string::npos;) p.replace(at, 7, "cl_mem ");
+  for (const std::string pointer : {"float* ", "unsigned* "})
+    for (std::size_t at; (at = p.find(pointer)) != std::string::npos;) p.replace(at, pointer.size(), "cl_mem ");
   return "const gpulab::OpenCLLab& lab, " + p;
 }
 
@@ -83,8 +88,10 @@ void check_weaker_fails_threshold(const std::string& backend, const Substitution
   SourceTree tree("weaker-" + s.task + "-" + s.lab + "-" + backend);
   const std::string file = s.folder + "/" + (backend == "cuda" ? s.cuda_file : s.opencl_file);
   const std::string args = backend == "cuda" ? s.args : "lab, " + s.args;
-  tree.replace(file, "void " + s.function + "(", "void " + s.function + "_unused(")
-      .append(file, "void " + s.function + "(" + contract(s, backend) + ") {\n  " + s.weaker + "(" + args + ");\n}");
+  // Defined where the original was, so code after it that calls the function still compiles.
+  tree.replace(file, "void " + s.function + "(",
+               "void " + s.function + "(" + contract(s, backend) + ") {\n  " + s.weaker + "(" + args +
+                   ");\n}\n\nvoid " + s.function + "_unused(");
   const auto run = run_check(tree.root(), gpu_args(backend) + " --lab " + s.lab + " --task " + s.task);
   INFO(run.output);
   CHECK(run.status(s.lab, s.task) == "too_slow");

@@ -46,8 +46,10 @@ struct Case {
   std::string name;
   bool timing = false;                // the timed case of the device class
   std::vector<DeviceClass> devices;   // empty: every class
+  std::vector<std::string> tasks;     // empty: every task; else only these (e.g. lengths only "any-n" takes)
   nlohmann::json params;              // lab-specific fields (sizes, text, distributions)
   bool runs_on(DeviceClass c) const;
+  bool applies_to(const std::string& task) const;
 };
 
 struct Manifest {
@@ -65,6 +67,8 @@ struct Manifest {
 
   const Task* find_task(const std::string& name) const;
   std::vector<const Case*> cases_for(DeviceClass c) const;
+  // The cases one task runs on one device class.
+  std::vector<const Case*> cases_for(DeviceClass c, const std::string& task) const;
   // Student files of one backend whose names end with `extension` (e.g. ".cl").
   std::vector<std::string> files_with_extension(const std::string& backend, const std::string& extension) const;
 };

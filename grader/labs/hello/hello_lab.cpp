@@ -44,7 +44,7 @@ class HelloDriver final : public LabDriver {
     std::vector<char> result(text.size());
 
     Launchable l;
-    l.poison = [&] { std::memset(result.data(), kPoisonByte, result.size()); };
+    l.prepare = [&] { std::memset(result.data(), kPoisonByte, result.size()); };
     l.launch = [&] { launch(text.data(), offsets.data(), result.data(), static_cast<int>(text.size())); };
     l.check = [&] { return compare_exact<char>(expected, result); };
     l.work = static_cast<double>(text.size() * (2 + sizeof(int)));

@@ -77,7 +77,7 @@ class MatmulDriver final : public LabDriver {
     std::vector<float> got(static_cast<std::size_t>(s.m) * s.n);
 
     Launchable l;
-    l.poison = [&] { ops.c->fill(kPoisonByte); };
+    l.prepare = [&] { ops.c->fill(kPoisonByte); };
     l.launch = [&] { launch(*ops.a, *ops.b, *ops.c, s.m, s.n, s.k); };
     l.check = [&] {
       ops.c->download(got.data(), got.size() * sizeof(float));

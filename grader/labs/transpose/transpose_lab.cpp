@@ -24,7 +24,7 @@ class TransposeDriver final : public LabDriver {
     std::vector<float> got(count);
 
     Launchable l;
-    l.poison = [&] { out->fill(kPoisonByte); };
+    l.prepare = [&] { out->fill(kPoisonByte); };
     l.launch = [&] { launch(*in, *out, rows, cols); };
     l.check = [&] {
       out->download(got.data(), count * sizeof(float));

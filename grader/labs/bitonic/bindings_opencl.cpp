@@ -1,0 +1,58 @@
+// Calls the student's OpenCL sorts (labs/03-bitonic/bitonic_opencl.cpp) on a buffer; the
+// harness's naive bitonic sort is the calibration (OpenCL has no vendor sort).
+#include "bitonic_lab.hpp"
+#include "gpulab/backend/opencl.hpp"
+#include "lab_driver.hpp"
+
+// The lab's contract: these signatures are fixed, the grader calls them.
+void bitonic_global(const gpulab::OpenCLLab& lab, cl_mem keys, int n);
+void bitonic_shared(const gpulab::OpenCLLab& lab, cl_mem keys, int n);
+void bitonic_any_n(const gpulab::OpenCLLab& lab, cl_mem keys, int n);
+void bitonic_fast(const gpulab::OpenCLLab& lab, cl_mem keys, int n);
+
+namespace gpulab::labs {
+
+namespace {
+// One compare-exchange per work-item, as in the CUDA baseline.
+const char* kNaiveStep = R"(
+__kernel void harness_naive_step(__global uint* keys, int n, int k, int j, int mirror) {
+  const uint t = get_global_id(0);
+  const uint i = ((t & ~(j - 1u)) << 1) | (t & (j - 1u));
+  const uint partner = mirror ? i ^ (k - 1u) : i + j;
+  if (partner >= (uint)n) return;
+  const uint a = keys[i], b = keys[partner];
+  if (a > b) { keys[i] = b; keys[partner] = a; }
+}
+)";
+}  // namespace
+
+SortLaunch bind_sort(Device& device, const std::string& function) {
+  using Function = void (*)(const OpenCLLab&, cl_mem, int);
+  static const std::map<std::string, Function> functions{{"bitonic_global", bitonic_global},
+                                                         {"bitonic_shared", bitonic_shared},
+                                                         {"bitonic_any_n", bitonic_any_n},
+                                                         {"bitonic_fast", bitonic_fast}};
+  const Function f = find_function(functions, function);
+  const OpenCLLab& lab = opencl::lab(device);
+  return [f, &lab](Buffer& keys, int n) { f(lab, opencl::memory(keys), n); };
+}
+
+SortLaunch harness_naive_sort(Device& device) {
+  cl_kernel kernel = opencl::harness_kernel(device, kNaiveStep, "harness_naive_step");
+  const OpenCLLab& lab = opencl::lab(device);
+  return [kernel, &lab](Buffer& keys, int n) {
+    int padded = 1;
+    while (padded < n) padded <<= 1;
+    const size_t local = 256, global = round_up(padded / 2, local);
+    for (int k = 2; k <= padded; k <<= 1)
+      for (int j = k / 2; j > 0; j >>= 1) {
+        set_args(kernel, opencl::memory(keys), n, k, j, static_cast<int>(j == k / 2));
+        check(clEnqueueNDRangeKernel(lab.queue(), kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+              "launching the harness's naive bitonic step");
+      }
+  };
+}
+
+std::optional<VendorSort> vendor_sort(Device&, int) { return std::nullopt; }
+
+}  // namespace gpulab::labs

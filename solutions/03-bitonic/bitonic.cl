@@ -1,0 +1,111 @@
+// Lab 03-bitonic (OpenCL kernels): sort n 32-bit keys in place with Batcher's bitonic network.
+// Stage k has steps j = k/2 .. 1; step j compares key i with key i ^ j, except the first step of
+// a stage, which compares i with its mirror i ^ (k - 1). The smaller key always goes to the lower
+// index; positions past n act as the largest key and are never read or written.
+
+// Pair t of step j is (i, partner) with i = t with a zero bit inserted at position log2(j).
+uint first_of_pair(uint t, uint j) { return ((t & ~(j - 1)) << 1) | (t & (j - 1)); }
+
+// --8<-- [start:global]
+// One step of the network, one work-item per pair.
+__kernel void bitonic_step_kernel(__global uint* keys, int n, int k, int j) {
+  const uint i = first_of_pair(get_global_id(0), j);
+  const uint partner = j == k / 2 ? i ^ (k - 1) : i + j;
+  if (partner >= (uint)n) return;  // the partner is padding: nothing moves
+  const uint a = keys[i], b = keys[partner];
+  if (a > b) {
+    keys[i] = b;
+    keys[partner] = a;
+  }
+}
+// --8<-- [end:global]
+
+// --8<-- [start:shared]
+#define CHUNK 2048              /* keys one work-group sorts in local memory */
+#define CHUNK_THREADS (CHUNK / 2) /* one compare-exchange per work-item per step */
+
+void chunk_step(__local uint* chunk, int k, int j) {
+  const uint i = first_of_pair(get_local_id(0), j);
+  const uint partner = j == k / 2 ? i ^ (k - 1) : i + j;
+  const uint a = chunk[i], b = chunk[partner];
+  if (a > b) {
+    chunk[i] = b;
+    chunk[partner] = a;
+  }
+}
+
+void load_chunk(__local uint* chunk, __global const uint* keys, int n) {
+  const int base = get_group_id(0) * CHUNK;
+  for (int e = get_local_id(0); e < CHUNK; e += CHUNK_THREADS) chunk[e] = base + e < n ? keys[base + e] : UINT_MAX;
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+void store_chunk(__local const uint* chunk, __global uint* keys, int n) {
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int base = get_group_id(0) * CHUNK;
+  for (int e = get_local_id(0); e < CHUNK; e += CHUNK_THREADS)
+    if (base + e < n) keys[base + e] = chunk[e];
+}
+
+// Stages 2 .. CHUNK entirely: every chunk comes out sorted.
+__kernel __attribute__((reqd_work_group_size(CHUNK_THREADS, 1, 1)))
+void bitonic_chunk_sort_kernel(__global uint* keys, int n, int padded) {
+  __local uint chunk[CHUNK];
+  load_chunk(chunk, keys, n);
+  for (int k = 2; k <= min(CHUNK, padded); k <<= 1)
+    for (int j = k / 2; j > 0; j >>= 1) {
+      chunk_step(chunk, k, j);
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  store_chunk(chunk, keys, n);
+}
+
+// The near steps of a stage k > CHUNK: j = CHUNK / 2 .. 1.
+__kernel __attribute__((reqd_work_group_size(CHUNK_THREADS, 1, 1)))
+void bitonic_chunk_merge_kernel(__global uint* keys, int n, int k) {
+  __local uint chunk[CHUNK];
+  load_chunk(chunk, keys, n);
+  for (int j = CHUNK / 2; j > 0; j >>= 1) {
+    chunk_step(chunk, k, j);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  store_chunk(chunk, keys, n);
+}
+// --8<-- [end:shared]
+
+// --8<-- [start:fast]
+#define MAX_FUSED 3 /* far steps per launch: 8 keys per work-item, in private memory */
+
+// `steps` consecutive far steps (k, j), (k, j/2), ... in one launch, on 2^steps keys per
+// work-item that are closed under all of the steps' partner masks.
+__kernel void bitonic_fused_kernel(__global uint* keys, int n, int k, int j, int steps) {
+  const uint t = get_global_id(0);
+  const int low = 31 - clz((uint)j) - steps + 1;  // the steps use bits low .. log2(j) of the index
+  const uint first = ((t >> low) << (low + steps)) | (t & ((1u << low) - 1));
+  uint index[1 << MAX_FUSED], key[1 << MAX_FUSED];
+#pragma unroll
+  for (int c = 0; c < (1 << MAX_FUSED); ++c) {
+    index[c] = first;
+#pragma unroll
+    for (int q = 0; q < MAX_FUSED; ++q)
+      if (q < steps && (c >> q & 1)) index[c] ^= q == 0 && j == k / 2 ? (uint)(k - 1) : (uint)j >> q;
+    key[c] = c < (1 << steps) && index[c] < (uint)n ? keys[index[c]] : UINT_MAX;
+  }
+#pragma unroll
+  for (int q = 0; q < MAX_FUSED; ++q)
+#pragma unroll
+    for (int c = 0; c < (1 << MAX_FUSED); ++c) {
+      const int d = c | 1 << q;
+      if (q >= steps || d >= (1 << steps) || (c >> q & 1)) continue;
+      const bool c_low = index[c] < index[d];  // the smaller key goes to the lower index
+      if (c_low ? key[c] > key[d] : key[d] > key[c]) {
+        const uint x = key[c];
+        key[c] = key[d];
+        key[d] = x;
+      }
+    }
+#pragma unroll
+  for (int c = 0; c < (1 << MAX_FUSED); ++c)
+    if (c < (1 << steps) && index[c] < (uint)n) keys[index[c]] = key[c];
+}
+// --8<-- [end:fast]
