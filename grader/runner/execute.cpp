@@ -12,13 +12,16 @@ std::int64_t case_int(const Case& c, const char* key) {
   return c.params[key].get<std::int64_t>();
 }
 
-double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch) {
+double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch,
+                        const std::function<void()>& prepare) {
   for (int i = 0; i < ctx.manifest.warmup; ++i) {
+    prepare();
     launch();
     ctx.device.synchronize();
   }
   std::vector<double> samples;
   for (int i = 0; i < ctx.manifest.repeats; ++i) {
+    prepare();
     samples.push_back(ctx.device.time(launch).counted_ms());
     ctx.heartbeat();
   }

@@ -41,8 +41,10 @@ struct Launchable {
 
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable);
 
-// Median time in ms of `launch` on the device, after `warmup` launches: for calibrations.
-double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch);
+// Median time in ms of `launch` on the device, after warm-up launches: for calibrations.
+// `prepare` runs, untimed, before every launch (e.g. fresh input for an in-place sort).
+double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch,
+                        const std::function<void()>& prepare = [] {});
 // Median wall-clock time in ms of `work` on the host, over `repeats` runs: for CPU calibrations.
 double median_host_ms(const std::function<void()>& work, int repeats);
 

@@ -74,7 +74,7 @@ void bitonic_chunk_merge_kernel(__global uint* keys, int n, int k) {
 // --8<-- [end:shared]
 
 // --8<-- [start:fast]
-#define MAX_FUSED 3 /* far steps per launch: 8 keys per work-item, in private memory */
+#define MAX_FUSED 4 /* far steps per launch: 16 keys per work-item, in private memory */
 
 // `steps` consecutive far steps (k, j), (k, j/2), ... in one launch, on 2^steps keys per
 // work-item that are closed under all of the steps' partner masks.

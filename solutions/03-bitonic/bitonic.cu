@@ -132,7 +132,7 @@ void bitonic_any_n(unsigned* keys, int n) { bitonic_shared(keys, n); }
 // --8<-- [end:any_n]
 
 // --8<-- [start:fast]
-constexpr int kMaxFused = 3;  // far steps per launch: 8 keys per thread, in registers
+constexpr int kMaxFused = 4;  // far steps per launch: 16 keys per thread, in registers
 
 // `steps` consecutive far steps (k, j), (k, j/2), ... in one launch. The 2^steps keys a thread
 // loads are closed under all of the steps' partner masks, so it can run the steps one after the

@@ -69,7 +69,7 @@ void bitonic_any_n(const gpulab::OpenCLLab& lab, cl_mem keys, int n) { bitonic_s
 void bitonic_fast(const gpulab::OpenCLLab& lab, cl_mem keys, int n) {
   cl_kernel fused = lab.kernel("bitonic_fused_kernel");
   sort_by_chunks(lab, keys, n, [&](int k, int j) {
-    const int steps = std::min(3, __builtin_ctz(j) - __builtin_ctz(kChunk) + 1);  // MAX_FUSED; down to j = kChunk
+    const int steps = std::min(4, __builtin_ctz(j) - __builtin_ctz(kChunk) + 1);  // MAX_FUSED; down to j = kChunk
     gpulab::set_args(fused, keys, n, k, j, steps);
     enqueue(lab, fused, round_up(padded_length(n) >> steps, 256), 256, "launching bitonic_fused_kernel");
     return steps;
