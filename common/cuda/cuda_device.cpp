@@ -157,6 +157,16 @@ class CudaDevice final : public Device {
 
   void prepare_lab(const Manifest&, const std::filesystem::path&) override {}  // compiled ahead of time
 
+  std::optional<double> peak_gflops() const override {
+    int major = 0, minor = 0, sms = 0, khz = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, info_.index) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, info_.index) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, info_.index) != cudaSuccess ||
+        cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, info_.index) != cudaSuccess)
+      return std::nullopt;
+    return nvidia_peak_gflops(major, minor, sms, khz / 1000.0);
+  }
+
  private:
   DeviceInfo info_;
 };

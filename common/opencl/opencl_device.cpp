@@ -9,6 +9,8 @@
 #include <regex>
 #include <sstream>
 
+#include <CL/cl_ext.h>
+
 #include "gpulab/backend/opencl.hpp"
 #include "gpulab/stats.hpp"
 
@@ -220,6 +222,17 @@ class ClDevice final : public Device, public OpenCLLab {
   }
 
   bool is_fatal(const ApiError& error) const override { return error.api() == "OpenCL" && is_fault(error.code()); }
+
+  // Readable on NVIDIA's driver, whose cl_nv_device_attribute_query gives the compute capability.
+  std::optional<double> peak_gflops() const override {
+    if (device_string(id_, CL_DEVICE_EXTENSIONS).find("cl_nv_device_attribute_query") == std::string::npos)
+      return std::nullopt;
+    const auto major = device_value<cl_uint>(id_, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV);
+    const auto minor = device_value<cl_uint>(id_, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV);
+    return nvidia_peak_gflops(static_cast<int>(major), static_cast<int>(minor),
+                              static_cast<int>(device_value<cl_uint>(id_, CL_DEVICE_MAX_COMPUTE_UNITS)),
+                              device_value<cl_uint>(id_, CL_DEVICE_MAX_CLOCK_FREQUENCY));
+  }
 
   std::string hint(const ApiError& error) const override {
     if (error.api() != "OpenCL") return {};

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "gpulab/device.hpp"
+
 namespace gpulab {
 
 const std::vector<Metric>& metrics() {
   static const std::vector<Metric> all{
       {"copy_fraction", "copy", true, "% copy", "of the device's copy bandwidth"},
       {"library_fraction", "library", true, "% library", "of the vendor library"},
+      {"peak_fraction", "peak", true, "% peak", "of the device's estimated FP32 peak"},
       {"naive_speedup", "naive", false, "× naive", "the speed of the harness's naive kernel"},
       {"cpu_speedup", "cpu_1core", false, "× 1 core", "the speed of the CPU version on one core"},
       {"cpu_all_speedup", "cpu_all_cores", false, "× cores", "the speed of the CPU version on all cores"},
@@ -42,6 +45,18 @@ std::string column_label(const Metric& metric, const Calibration& calibration) {
   if (std::string(metric.calibration) == "library" && !calibration.library.empty())
     return "% " + calibration.library.substr(0, calibration.library.find(' '));
   return metric.label;
+}
+
+std::optional<int> nvidia_fp32_lanes(int major, int minor) {
+  if (major == 7 || (major == 8 && minor == 0)) return 64;  // Volta, Turing, A100
+  if (major >= 8 && major <= 12) return 128;                // GA10x, Ada, Hopper, Blackwell
+  return std::nullopt;
+}
+
+std::optional<double> nvidia_peak_gflops(int major, int minor, int multiprocessors, double clock_mhz) {
+  const auto lanes = nvidia_fp32_lanes(major, minor);
+  if (!lanes || multiprocessors <= 0 || clock_mhz <= 0) return std::nullopt;
+  return 2.0 * *lanes * multiprocessors * clock_mhz * 1e-3;
 }
 
 }  // namespace gpulab

@@ -103,6 +103,7 @@ std::string indent(const std::string& text, const std::string& prefix) {
 std::string describe_calibration(const Calibration& cal) {
   static const std::vector<std::pair<std::string, std::string>> names{{"copy", "device copy"},
                                                                       {"library", ""},
+                                                                      {"peak", "FP32 peak (estimated)"},
                                                                       {"naive", "naive kernel"},
                                                                       {"cpu_1core", "CPU 1 core"},
                                                                       {"cpu_all_cores", "CPU all cores"}};

@@ -85,3 +85,14 @@ TEST_CASE("a ratio is described in words a student understands") {
   CHECK(describe_ratio(*find_metric("library_fraction"), 0.5, cal) == "50% of cuBLAS SGEMM");
   CHECK(describe_ratio(*find_metric("naive_speedup"), 1.24, cal) == "1.24× the speed of the harness's naive kernel");
 }
+
+#include "gpulab/device.hpp"
+
+TEST_CASE("the FP32 peak estimate counts every lane of every multiprocessor at the peak clock") {
+  // H100 SXM: 132 SMs of 128 FP32 lanes at 1980 MHz, 2 flops per fused multiply-add.
+  CHECK(*nvidia_peak_gflops(9, 0, 132, 1980) == doctest::Approx(66908.16));
+  CHECK(*nvidia_fp32_lanes(8, 0) == 64);   // A100
+  CHECK(*nvidia_fp32_lanes(8, 6) == 128);  // GA10x
+  CHECK_FALSE(nvidia_fp32_lanes(6, 1));    // not in the table: no guess
+  CHECK_FALSE(nvidia_peak_gflops(9, 0, 0, 1980));
+}

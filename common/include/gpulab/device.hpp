@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,10 +78,19 @@ class Device {
   virtual bool is_fatal(const ApiError& error) const = 0;
   // Advice for a student who got `error`, e.g. "check the bounds test"; empty when there is none.
   virtual std::string hint(const ApiError& error) const = 0;
+  // Estimated peak FP32 rate in GFLOP/s (2 flops per fused multiply-add on every FP32 lane at the
+  // peak clock), where the device tells what is needed; empty otherwise.
+  virtual std::optional<double> peak_gflops() const { return std::nullopt; }
   // Builds what the lab's student files need at run time (OpenCL: the .cl programs, found in
   // `student_dir`). Throws CompileError with the compiler's log.
   virtual void prepare_lab(const Manifest& manifest, const std::filesystem::path& student_dir) = 0;
 };
+
+// FP32 lanes per multiprocessor of an NVIDIA GPU of compute capability major.minor (Volta and
+// later); empty for an architecture this table does not know.
+std::optional<int> nvidia_fp32_lanes(int major, int minor);
+// The estimate behind Device::peak_gflops.
+std::optional<double> nvidia_peak_gflops(int major, int minor, int multiprocessors, double clock_mhz);
 
 // Devices of a backend, best first: what DEVICE= selects from.
 std::vector<DeviceInfo> list_devices(const std::string& backend);

@@ -49,6 +49,7 @@ class MatmulDriver final : public LabDriver {
       return s.flops() / (median_launch_ms(ctx, [&] { launch(*ops.a, *ops.b, *ops.c, s.m, s.n, s.k); }) * 1e-3) / 1e9;
     };
     cal.rates["naive"] = rate_of(labs::harness_naive_matmul(ctx.device));
+    if (const auto peak = ctx.device.peak_gflops()) cal.rates["peak"] = *peak;
     if (auto vendor = labs::vendor_sgemm(ctx.device)) {
       cal.library = vendor->name;
       cal.rates["library"] = rate_of(vendor->launch);
