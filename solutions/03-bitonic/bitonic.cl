@@ -108,4 +108,56 @@ __kernel void bitonic_fused_kernel(__global uint* keys, int n, int k, int j, int
   for (int c = 0; c < (1 << MAX_FUSED); ++c)
     if (c < (1 << steps) && index[c] < (uint)n) keys[index[c]] = key[c];
 }
+void order(uint* low, uint* high) {
+  if (*low > *high) {
+    const uint x = *low;
+    *low = *high;
+    *high = x;
+  }
+}
+
+// Steps j .. 1 of stage k inside a chunk, two per barrier: a work-item holds the keys i, i ^ h,
+// i ^ m and i ^ m ^ h (m the partner mask of step j, h = j/2) and runs steps j and j/2 on them.
+void near_steps(__local uint* chunk, int k, int j) {
+  for (; j >= 2; j >>= 2) {
+    if (get_local_id(0) < CHUNK / 4) {
+      const uint t = get_local_id(0), h = j / 2;
+      const uint i = ((t & ~(h - 1)) << 2) | (t & (h - 1));  // zero bits at log2(h) and log2(j)
+      const bool mirror = j == k / 2;
+      const uint m = mirror ? (uint)(k - 1) : (uint)j;
+      uint a = chunk[i], b = chunk[i ^ h], c = chunk[i ^ m], d = chunk[i ^ m ^ h];
+      order(&a, &c);  // step j: i and i ^ h have the lower indices
+      order(&b, &d);
+      order(&a, &b);  // step j/2: the mirror also flips bit log2(h), so i ^ m ^ h is below i ^ m
+      if (mirror) order(&d, &c);
+      else order(&c, &d);
+      chunk[i] = a;
+      chunk[i ^ h] = b;
+      chunk[i ^ m] = c;
+      chunk[i ^ m ^ h] = d;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (j == 1) {  // an odd number of steps leaves one
+    chunk_step(chunk, k, 1);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(CHUNK_THREADS, 1, 1)))
+void bitonic_chunk_sort_fused_kernel(__global uint* keys, int n, int padded) {
+  __local uint chunk[CHUNK];
+  load_chunk(chunk, keys, n);
+  for (int k = 2; k <= min(CHUNK, padded); k <<= 1) near_steps(chunk, k, k / 2);
+  store_chunk(chunk, keys, n);
+}
+
+// The near steps j = CHUNK/2 .. 1 of a stage k > CHUNK.
+__kernel __attribute__((reqd_work_group_size(CHUNK_THREADS, 1, 1)))
+void bitonic_chunk_merge_fused_kernel(__global uint* keys, int n, int k) {
+  __local uint chunk[CHUNK];
+  load_chunk(chunk, keys, n);
+  near_steps(chunk, k, CHUNK / 2);
+  store_chunk(chunk, keys, n);
+}
 // --8<-- [end:fast]

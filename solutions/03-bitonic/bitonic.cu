@@ -104,16 +104,19 @@ __global__ void bitonic_chunk_merge_kernel(unsigned* keys, int n, int k) {
 }
 
 // The far steps of each stage run as global launches by `far_steps(k, j_first)`, which returns
-// how many steps it did; the near steps run in shared memory.
+// how many steps it did; the near steps run in shared memory, by `merge`.
+using SortKernel = void (*)(unsigned*, int, int);
+using MergeKernel = void (*)(unsigned*, int, int);
 template <typename FarSteps>
-void sort_by_chunks(unsigned* keys, int n, FarSteps far_steps) {
+void sort_by_chunks(unsigned* keys, int n, FarSteps far_steps, SortKernel sort = bitonic_chunk_sort_kernel,
+                    MergeKernel merge = bitonic_chunk_merge_kernel) {
   const int padded = padded_length(n), chunks = gpulab::blocks_for(n, kChunk);
-  bitonic_chunk_sort_kernel<<<chunks, kChunkThreads>>>(keys, n, padded);
-  gpulab::check(cudaGetLastError(), "launching bitonic_chunk_sort_kernel");
+  sort<<<chunks, kChunkThreads>>>(keys, n, padded);
+  gpulab::check(cudaGetLastError(), "launching the chunk sort");
   for (int k = 2 * kChunk; k <= padded; k <<= 1) {
     for (int j = k / 2; j >= kChunk;) j >>= far_steps(k, j);
-    bitonic_chunk_merge_kernel<<<chunks, kChunkThreads>>>(keys, n, k);
-    gpulab::check(cudaGetLastError(), "launching bitonic_chunk_merge_kernel");
+    merge<<<chunks, kChunkThreads>>>(keys, n, k);
+    gpulab::check(cudaGetLastError(), "launching the chunk merge");
   }
 }
 
@@ -168,6 +171,58 @@ __global__ void bitonic_fused_kernel(unsigned* keys, int n, int k, int j, int st
     if (c < (1 << steps) && index[c] < static_cast<unsigned>(n)) keys[index[c]] = key[c];
 }
 
+__device__ void order(unsigned& low, unsigned& high) {
+  if (low > high) {
+    const unsigned x = low;
+    low = high;
+    high = x;
+  }
+}
+
+// Steps j .. 1 of stage k inside a chunk, two per barrier: a thread holds the keys i, i ^ h, i ^ m
+// and i ^ m ^ h (m the partner mask of step j, h = j/2) in registers and runs steps j and j/2 on
+// them: half the barriers and shared-memory round trips of one step at a time.
+__device__ void near_steps(unsigned* chunk, int k, int j) {
+  for (; j >= 2; j >>= 2) {
+    if (threadIdx.x < kChunk / 4) {
+      const unsigned t = threadIdx.x, h = j / 2;
+      const unsigned i = ((t & ~(h - 1)) << 2) | (t & (h - 1));  // zero bits at log2(h) and log2(j)
+      const bool mirror = j == k / 2;
+      const unsigned m = mirror ? k - 1 : j;
+      unsigned a = chunk[i], b = chunk[i ^ h], c = chunk[i ^ m], d = chunk[i ^ m ^ h];
+      order(a, c);  // step j: i and i ^ h have the lower indices
+      order(b, d);
+      order(a, b);  // step j/2: the mirror also flips bit log2(h), so i ^ m ^ h is below i ^ m
+      if (mirror) order(d, c);
+      else order(c, d);
+      chunk[i] = a;
+      chunk[i ^ h] = b;
+      chunk[i ^ m] = c;
+      chunk[i ^ m ^ h] = d;
+    }
+    __syncthreads();
+  }
+  if (j == 1) {  // an odd number of steps leaves one
+    chunk_step(chunk, k, 1);
+    __syncthreads();
+  }
+}
+
+__global__ void bitonic_chunk_sort_fused_kernel(unsigned* keys, int n, int padded) {
+  __shared__ unsigned chunk[kChunk];
+  load_chunk(chunk, keys, n);
+  for (int k = 2; k <= min(kChunk, padded); k <<= 1) near_steps(chunk, k, k / 2);
+  store_chunk(chunk, keys, n);
+}
+
+// The near steps j = kChunk/2 .. 1 of a stage k > kChunk.
+__global__ void bitonic_chunk_merge_fused_kernel(unsigned* keys, int n, int k) {
+  __shared__ unsigned chunk[kChunk];
+  load_chunk(chunk, keys, n);
+  near_steps(chunk, k, kChunk / 2);
+  store_chunk(chunk, keys, n);
+}
+
 void bitonic_fast(unsigned* keys, int n) {
   sort_by_chunks(keys, n, [&](int k, int j) {
     const int steps = std::min(kMaxFused, __builtin_ctz(j) - __builtin_ctz(kChunk) + 1);  // down to j = kChunk
@@ -175,6 +230,6 @@ void bitonic_fast(unsigned* keys, int n) {
     bitonic_fused_kernel<<<gpulab::blocks_for(padded_length(n) >> steps, threads), threads>>>(keys, n, k, j, steps);
     gpulab::check(cudaGetLastError(), "launching bitonic_fused_kernel");
     return steps;
-  });
+  }, bitonic_chunk_sort_fused_kernel, bitonic_chunk_merge_fused_kernel);
 }
 // --8<-- [end:fast]

@@ -26,20 +26,22 @@ void launch_step(const gpulab::OpenCLLab& lab, cl_mem keys, int n, int k, int j)
   enqueue(lab, kernel, round_up(padded_length(n) / 2, 256), 256, "launching bitonic_step_kernel");
 }
 
-// Chunks sorted in local memory, then per stage the far steps by `far_steps(k, j)` (which returns
-// how many steps it did) and the near steps in local memory.
+// Chunks sorted in local memory by the kernel `sort_name`, then per stage the far steps by `far_steps(k, j)` (which returns
+// how many steps it did) and the near steps in local memory by the kernel `merge_name`.
 template <typename FarSteps>
-void sort_by_chunks(const gpulab::OpenCLLab& lab, cl_mem keys, int n, FarSteps far_steps) {
+void sort_by_chunks(const gpulab::OpenCLLab& lab, cl_mem keys, int n, FarSteps far_steps,
+                    const char* sort_name = "bitonic_chunk_sort_kernel",
+                    const char* merge_name = "bitonic_chunk_merge_kernel") {
   const int padded = padded_length(n);
   const size_t threads = kChunk / 2, global = (n + kChunk - 1) / kChunk * threads;
-  cl_kernel sort = lab.kernel("bitonic_chunk_sort_kernel");
+  cl_kernel sort = lab.kernel(sort_name);
   gpulab::set_args(sort, keys, n, padded);
-  enqueue(lab, sort, global, threads, "launching bitonic_chunk_sort_kernel");
-  cl_kernel merge = lab.kernel("bitonic_chunk_merge_kernel");
+  enqueue(lab, sort, global, threads, "launching the chunk sort");
+  cl_kernel merge = lab.kernel(merge_name);
   for (int k = 2 * kChunk; k <= padded; k <<= 1) {
     for (int j = k / 2; j >= kChunk;) j >>= far_steps(k, j);
     gpulab::set_args(merge, keys, n, k);
-    enqueue(lab, merge, global, threads, "launching bitonic_chunk_merge_kernel");
+    enqueue(lab, merge, global, threads, "launching the chunk merge");
   }
 }
 
@@ -73,6 +75,6 @@ void bitonic_fast(const gpulab::OpenCLLab& lab, cl_mem keys, int n) {
     gpulab::set_args(fused, keys, n, k, j, steps);
     enqueue(lab, fused, round_up(padded_length(n) >> steps, 256), 256, "launching bitonic_fused_kernel");
     return steps;
-  });
+  }, "bitonic_chunk_sort_fused_kernel", "bitonic_chunk_merge_fused_kernel");
 }
 // --8<-- [end:fast]
