@@ -18,15 +18,3 @@ TimingSummary summarize(std::vector<double> samples) {
 }
 
 }  // namespace gpulab
-
-#include "gpulab/device.hpp"
-
-namespace gpulab {
-
-double LaunchTiming::counted_ms() const {
-  // The host clock also holds the launch and synchronisation overhead (tens of microseconds), so
-  // it only replaces the event time when it is clearly longer: then work ran outside the events.
-  return wall_ms > device_ms * 1.25 + 0.05 ? wall_ms : device_ms;
-}
-
-}  // namespace gpulab

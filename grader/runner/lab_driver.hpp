@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "gpulab/compare.hpp"
 #include "gpulab/device.hpp"
@@ -65,10 +67,6 @@ std::unique_ptr<LabDriver> make_lab_driver();
 
 // Reads an integer case parameter, naming the case and the key when it is missing or wrong.
 std::int64_t case_int(const Case& c, const char* key);
-
-}  // namespace gpulab
-
-namespace gpulab {
 
 // Finds the student function a task names in a lab's bindings table.
 template <typename Function>

@@ -6,9 +6,9 @@
 // 3 the device was lost (a kernel fault): the parent reruns the tasks after the faulting one.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
-#include <fmt/ranges.h>
 #include <optional>
 
 #include "gpulab/device.hpp"

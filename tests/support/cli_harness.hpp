@@ -80,34 +80,33 @@ struct CliRun {
   }
 };
 
+// Runs a shell command; returns its exit code and appends its output (stdout and stderr).
+inline int run_command(const std::string& command, std::string& output) {
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 // Runs `gpulab check --source <source> <args>` and parses its JSON report.
 inline CliRun run_check(const fs::path& source, const std::string& args) {
   static int counter = 0;
   const fs::path json = fs::path(GPULAB_SCRATCH) / ("report-" + std::to_string(++counter) + ".json");
   fs::create_directories(json.parent_path());
   fs::remove(json);
-  const std::string command = std::string("'") + GPULAB_CLI + "' check --source '" + source.string() + "' --json '" +
-                              json.string() + "' " + args + " 2>&1";
   CliRun run;
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.exit_code = run_command(std::string("'") + GPULAB_CLI + "' check --source '" + source.string() + "' --json '" +
+                                  json.string() + "' " + args,
+                              run.output);
   if (fs::exists(json)) run.report = nlohmann::json::parse(read_file(json));
   return run;
 }
 
 // Runs `gpulab build ...` (compile and link only); returns the exit code and fills `output`.
 inline int run_build(const std::string& args, std::string& output) {
-  const std::string command = std::string("'") + GPULAB_CLI + "' build " + args + " 2>&1";
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  char buffer[4096];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run_command(std::string("'") + GPULAB_CLI + "' build " + args, output);
 }
 
 inline fs::path repo_path(const std::string& relative) { return fs::path(GPULAB_REPO) / relative; }
