@@ -34,42 +34,46 @@ void chunk_step(__local uint* chunk, int k, int j) {
   }
 }
 
-void load_chunk(__local uint* chunk, __global const uint* keys, int n) {
+// Key e of a chunk is at chunk[e], or at chunk[padded(e)] in the padded layout of the fast kernels.
+uint padded(uint e) { return e + (e >> 5); }
+
+void load_chunk(__local uint* chunk, __global const uint* keys, int n, bool pad) {
   const int base = get_group_id(0) * CHUNK;
-  for (int e = get_local_id(0); e < CHUNK; e += CHUNK_THREADS) chunk[e] = base + e < n ? keys[base + e] : UINT_MAX;
+  for (int e = get_local_id(0); e < CHUNK; e += get_local_size(0))
+    chunk[pad ? padded(e) : e] = base + e < n ? keys[base + e] : UINT_MAX;
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-void store_chunk(__local const uint* chunk, __global uint* keys, int n) {
+void store_chunk(__local const uint* chunk, __global uint* keys, int n, bool pad) {
   barrier(CLK_LOCAL_MEM_FENCE);
   const int base = get_group_id(0) * CHUNK;
-  for (int e = get_local_id(0); e < CHUNK; e += CHUNK_THREADS)
-    if (base + e < n) keys[base + e] = chunk[e];
+  for (int e = get_local_id(0); e < CHUNK; e += get_local_size(0))
+    if (base + e < n) keys[base + e] = chunk[pad ? padded(e) : e];
 }
 
 // Stages 2 .. CHUNK entirely: every chunk comes out sorted.
 __kernel __attribute__((reqd_work_group_size(CHUNK_THREADS, 1, 1)))
 void bitonic_chunk_sort_kernel(__global uint* keys, int n, int padded) {
   __local uint chunk[CHUNK];
-  load_chunk(chunk, keys, n);
+  load_chunk(chunk, keys, n, false);
   for (int k = 2; k <= min(CHUNK, padded); k <<= 1)
     for (int j = k / 2; j > 0; j >>= 1) {
       chunk_step(chunk, k, j);
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-  store_chunk(chunk, keys, n);
+  store_chunk(chunk, keys, n, false);
 }
 
 // The near steps of a stage k > CHUNK: j = CHUNK / 2 .. 1.
 __kernel __attribute__((reqd_work_group_size(CHUNK_THREADS, 1, 1)))
 void bitonic_chunk_merge_kernel(__global uint* keys, int n, int k) {
   __local uint chunk[CHUNK];
-  load_chunk(chunk, keys, n);
+  load_chunk(chunk, keys, n, false);
   for (int j = CHUNK / 2; j > 0; j >>= 1) {
     chunk_step(chunk, k, j);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  store_chunk(chunk, keys, n);
+  store_chunk(chunk, keys, n, false);
 }
 // --8<-- [end:shared]
 
@@ -108,56 +112,70 @@ __kernel void bitonic_fused_kernel(__global uint* keys, int n, int k, int j, int
   for (int c = 0; c < (1 << MAX_FUSED); ++c)
     if (c < (1 << steps) && index[c] < (uint)n) keys[index[c]] = key[c];
 }
-void order(uint* low, uint* high) {
-  if (*low > *high) {
-    const uint x = *low;
-    *low = *high;
-    *high = x;
-  }
-}
+// The near steps of the fast kernels run three per barrier, on 8 keys per work-item in private
+// memory, in a chunk with a spare word after every 32 keys: the strided groups (8 keys 1 or 4
+// apart, say) then spread over the 32 local-memory banks instead of queueing on a few.
+#define NEAR_THREADS (CHUNK / 8)
+#define PADDED_CHUNK (CHUNK + CHUNK / 32)
 
-// Steps j .. 1 of stage k inside a chunk, two per barrier: a work-item holds the keys i, i ^ h,
-// i ^ m and i ^ m ^ h (m the partner mask of step j, h = j/2) and runs steps j and j/2 on them.
-void near_steps(__local uint* chunk, int k, int j) {
-  for (; j >= 2; j >>= 2) {
-    if (get_local_id(0) < CHUNK / 4) {
-      const uint t = get_local_id(0), h = j / 2;
-      const uint i = ((t & ~(h - 1)) << 2) | (t & (h - 1));  // zero bits at log2(h) and log2(j)
-      const bool mirror = j == k / 2;
-      const uint m = mirror ? (uint)(k - 1) : (uint)j;
-      uint a = chunk[i], b = chunk[i ^ h], c = chunk[i ^ m], d = chunk[i ^ m ^ h];
-      order(&a, &c);  // step j: i and i ^ h have the lower indices
-      order(&b, &d);
-      order(&a, &b);  // step j/2: the mirror also flips bit log2(h), so i ^ m ^ h is below i ^ m
-      if (mirror) order(&d, &c);
-      else order(&c, &d);
-      chunk[i] = a;
-      chunk[i ^ h] = b;
-      chunk[i ^ m] = c;
-      chunk[i ^ m ^ h] = d;
+// `steps` (1 to 3) consecutive steps (k, j), (k, j/2), ... on group `group` of the padded chunk:
+// the same index arithmetic as bitonic_fused_kernel.
+void chunk_steps_in_private(__local uint* chunk, uint group, uint k, uint j, int steps) {
+  const int low = 31 - clz(j) - steps + 1;
+  const uint first = ((group >> low) << (low + steps)) | (group & ((1u << low) - 1));
+  uint index[8], key[8];
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    index[c] = first;
+#pragma unroll
+    for (int q = 0; q < 3; ++q)
+      if (q < steps && (c >> q & 1)) index[c] ^= q == 0 && j == k / 2 ? k - 1 : j >> q;
+    if (c < (1 << steps)) key[c] = chunk[padded(index[c])];
+  }
+#pragma unroll
+  for (int q = 0; q < 3; ++q)
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      const int d = c | 1 << q;
+      if (q >= steps || d >= (1 << steps) || (c >> q & 1)) continue;
+      if (index[c] < index[d] ? key[c] > key[d] : key[d] > key[c]) {
+        const uint x = key[c];
+        key[c] = key[d];
+        key[d] = x;
+      }
     }
+#pragma unroll
+  for (int c = 0; c < 8; ++c)
+    if (c < (1 << steps)) chunk[padded(index[c])] = key[c];
+}
+
+// Steps j .. 1 of stage k on the chunk: groups of three steps, then the two or one left over.
+void near_steps(__local uint* chunk, int k, int j) {
+  for (; j >= 4; j >>= 3) {
+    chunk_steps_in_private(chunk, get_local_id(0), k, j, 3);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  if (j == 1) {  // an odd number of steps leaves one
-    chunk_step(chunk, k, 1);
+  if (j > 0) {
+    const int steps = j == 2 ? 2 : 1;
+    for (uint g = get_local_id(0); g < CHUNK >> steps; g += NEAR_THREADS) chunk_steps_in_private(chunk, g, k, j, steps);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
 
-__kernel __attribute__((reqd_work_group_size(CHUNK_THREADS, 1, 1)))
-void bitonic_chunk_sort_fused_kernel(__global uint* keys, int n, int padded) {
-  __local uint chunk[CHUNK];
-  load_chunk(chunk, keys, n);
-  for (int k = 2; k <= min(CHUNK, padded); k <<= 1) near_steps(chunk, k, k / 2);
-  store_chunk(chunk, keys, n);
+__kernel __attribute__((reqd_work_group_size(NEAR_THREADS, 1, 1)))
+void bitonic_chunk_sort_fused_kernel(__global uint* keys, int n, int padded_n) {
+  __local uint chunk[PADDED_CHUNK];
+  load_chunk(chunk, keys, n, true);
+  for (int k = 2; k <= min(CHUNK, padded_n); k <<= 1) near_steps(chunk, k, k / 2);
+  store_chunk(chunk, keys, n, true);
 }
 
 // The near steps j = CHUNK/2 .. 1 of a stage k > CHUNK.
-__kernel __attribute__((reqd_work_group_size(CHUNK_THREADS, 1, 1)))
+__kernel __attribute__((reqd_work_group_size(NEAR_THREADS, 1, 1)))
 void bitonic_chunk_merge_fused_kernel(__global uint* keys, int n, int k) {
-  __local uint chunk[CHUNK];
-  load_chunk(chunk, keys, n);
+  __local uint chunk[PADDED_CHUNK];
+  load_chunk(chunk, keys, n, true);
   near_steps(chunk, k, CHUNK / 2);
-  store_chunk(chunk, keys, n);
+  store_chunk(chunk, keys, n, true);
 }
 // --8<-- [end:fast]

@@ -67,16 +67,18 @@ __device__ void chunk_step(unsigned* chunk, int k, int j) {
   }
 }
 
-__device__ void load_chunk(unsigned* chunk, const unsigned* keys, int n) {
+template <typename Chunk>
+__device__ void load_chunk(Chunk chunk, const unsigned* keys, int n) {
   const int base = blockIdx.x * kChunk;
-  for (int e = threadIdx.x; e < kChunk; e += kChunkThreads) chunk[e] = base + e < n ? keys[base + e] : UINT_MAX;
+  for (int e = threadIdx.x; e < kChunk; e += blockDim.x) chunk[e] = base + e < n ? keys[base + e] : UINT_MAX;
   __syncthreads();
 }
 
-__device__ void store_chunk(const unsigned* chunk, unsigned* keys, int n) {
+template <typename Chunk>
+__device__ void store_chunk(Chunk chunk, unsigned* keys, int n) {
   __syncthreads();
   const int base = blockIdx.x * kChunk;
-  for (int e = threadIdx.x; e < kChunk; e += kChunkThreads)
+  for (int e = threadIdx.x; e < kChunk; e += blockDim.x)
     if (base + e < n) keys[base + e] = chunk[e];
 }
 
@@ -109,13 +111,13 @@ using SortKernel = void (*)(unsigned*, int, int);
 using MergeKernel = void (*)(unsigned*, int, int);
 template <typename FarSteps>
 void sort_by_chunks(unsigned* keys, int n, FarSteps far_steps, SortKernel sort = bitonic_chunk_sort_kernel,
-                    MergeKernel merge = bitonic_chunk_merge_kernel) {
+                    MergeKernel merge = bitonic_chunk_merge_kernel, int threads = kChunkThreads) {
   const int padded = padded_length(n), chunks = gpulab::blocks_for(n, kChunk);
-  sort<<<chunks, kChunkThreads>>>(keys, n, padded);
+  sort<<<chunks, threads>>>(keys, n, padded);
   gpulab::check(cudaGetLastError(), "launching the chunk sort");
   for (int k = 2 * kChunk; k <= padded; k <<= 1) {
     for (int j = k / 2; j >= kChunk;) j >>= far_steps(k, j);
-    merge<<<chunks, kChunkThreads>>>(keys, n, k);
+    merge<<<chunks, threads>>>(keys, n, k);
     gpulab::check(cudaGetLastError(), "launching the chunk merge");
   }
 }
@@ -135,30 +137,52 @@ void bitonic_any_n(unsigned* keys, int n) { bitonic_shared(keys, n); }
 // --8<-- [end:any_n]
 
 // --8<-- [start:fast]
-constexpr int kMaxFused = 4;  // far steps per launch: 16 keys per thread, in registers
+// The keys of the array, read and written with the padding rule: positions past n read as the
+// largest key and are never written.
+struct GlobalKeys {
+  unsigned* keys;
+  unsigned n;
+  __device__ unsigned load(unsigned i) const { return i < n ? keys[i] : UINT_MAX; }
+  __device__ void store(unsigned i, unsigned key) const {
+    if (i < n) keys[i] = key;
+  }
+};
 
-// `steps` consecutive far steps (k, j), (k, j/2), ... in one launch. The 2^steps keys a thread
-// loads are closed under all of the steps' partner masks, so it can run the steps one after the
-// other in registers: one read and one write of the array instead of `steps` of each.
-__global__ void bitonic_fused_kernel(unsigned* keys, int n, int k, int j, int steps) {
-  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  const int low = __ffs(j) - steps;  // the steps use bits low .. log2(j) of the index
-  const unsigned first = ((t >> low) << (low + steps)) | (t & ((1u << low) - 1));
-  unsigned index[1 << kMaxFused], key[1 << kMaxFused];
+// A chunk in shared memory with a spare word after every 32 keys: the strided groups of the near
+// steps (8 keys 1 or 4 apart, say) then spread over the 32 banks instead of queueing on a few.
+constexpr int kPaddedChunk = kChunk + kChunk / 32;
+struct SharedChunk {
+  unsigned* words;
+  __device__ unsigned& operator[](unsigned i) const { return words[i + (i >> 5)]; }
+  __device__ unsigned load(unsigned i) const { return (*this)[i]; }
+  __device__ void store(unsigned i, unsigned key) const { (*this)[i] = key; }
+};
+
+// The S consecutive steps (k, j), (k, j/2), ..., (k, j >> (S-1)) on one group of 2^S keys in
+// registers. A group is closed under all of the steps' partner masks, so the thread needs nobody
+// else: one read and one write of each key instead of S. Group g is the one whose first index is
+// g with S zero bits inserted at bit `low`. The keys come from `from` and go to `to`: a launch can
+// read them from global memory and leave them in shared memory.
+template <int S, typename From, typename To>
+__device__ void steps_in_registers(const From& from, const To& to, unsigned group, unsigned k, unsigned j) {
+  constexpr int kKeys = 1 << S;
+  const int low = __ffs(j) - S;  // the steps use bits low .. log2(j) of the index
+  const unsigned first = ((group >> low) << (low + S)) | (group & ((1u << low) - 1));
+  unsigned index[kKeys], key[kKeys];
 #pragma unroll
-  for (int c = 0; c < (1 << kMaxFused); ++c) {
+  for (int c = 0; c < kKeys; ++c) {
     index[c] = first;
 #pragma unroll
-    for (int q = 0; q < kMaxFused; ++q)
-      if (q < steps && (c >> q & 1)) index[c] ^= q == 0 && j == k / 2 ? k - 1u : static_cast<unsigned>(j) >> q;
-    key[c] = c < (1 << steps) && index[c] < static_cast<unsigned>(n) ? keys[index[c]] : UINT_MAX;
+    for (int q = 0; q < S; ++q)
+      if (c >> q & 1) index[c] ^= q == 0 && j == k / 2 ? k - 1 : j >> q;
+    key[c] = from.load(index[c]);
   }
 #pragma unroll
-  for (int q = 0; q < kMaxFused; ++q)
+  for (int q = 0; q < S; ++q)
 #pragma unroll
-    for (int c = 0; c < (1 << kMaxFused); ++c) {
+    for (int c = 0; c < kKeys; ++c) {
       const int d = c | 1 << q;
-      if (q >= steps || d >= (1 << steps) || (c >> q & 1)) continue;
+      if (c >> q & 1) continue;
       const bool c_low = index[c] < index[d];  // the smaller key goes to the lower index
       if (c_low ? key[c] > key[d] : key[d] > key[c]) {
         const unsigned x = key[c];
@@ -167,69 +191,74 @@ __global__ void bitonic_fused_kernel(unsigned* keys, int n, int k, int j, int st
       }
     }
 #pragma unroll
-  for (int c = 0; c < (1 << kMaxFused); ++c)
-    if (c < (1 << steps) && index[c] < static_cast<unsigned>(n)) keys[index[c]] = key[c];
+  for (int c = 0; c < kKeys; ++c) to.store(index[c], key[c]);
 }
 
-__device__ void order(unsigned& low, unsigned& high) {
-  if (low > high) {
-    const unsigned x = low;
-    low = high;
-    high = x;
+// S far steps in one launch: one pass over the array instead of S.
+template <int S>
+__global__ void bitonic_fused_kernel(unsigned* keys, int n, int k, int j) {
+  const GlobalKeys array{keys, static_cast<unsigned>(n)};
+  steps_in_registers<S>(array, array, blockIdx.x * blockDim.x + threadIdx.x, k, j);
+}
+
+constexpr int kMaxFused = 4;  // far steps per launch: 16 keys per thread
+
+int launch_fused_far_steps(unsigned* keys, int n, int k, int j) {
+  const int steps = std::min(kMaxFused, __builtin_ctz(j) - __builtin_ctz(kChunk) + 1);  // down to j = kChunk
+  constexpr int threads = 256;
+  const int blocks = gpulab::blocks_for(padded_length(n) >> steps, threads);
+  switch (steps) {  // the step count is a template argument, so the 2^S keys stay in registers
+    case 1: bitonic_fused_kernel<1><<<blocks, threads>>>(keys, n, k, j); break;
+    case 2: bitonic_fused_kernel<2><<<blocks, threads>>>(keys, n, k, j); break;
+    case 3: bitonic_fused_kernel<3><<<blocks, threads>>>(keys, n, k, j); break;
+    default: bitonic_fused_kernel<4><<<blocks, threads>>>(keys, n, k, j); break;
   }
+  gpulab::check(cudaGetLastError(), "launching bitonic_fused_kernel");
+  return steps;
 }
 
-// Steps j .. 1 of stage k inside a chunk, two per barrier: a thread holds the keys i, i ^ h, i ^ m
-// and i ^ m ^ h (m the partner mask of step j, h = j/2) in registers and runs steps j and j/2 on
-// them: half the barriers and shared-memory round trips of one step at a time.
-__device__ void near_steps(unsigned* chunk, int k, int j) {
-  for (; j >= 2; j >>= 2) {
-    if (threadIdx.x < kChunk / 4) {
-      const unsigned t = threadIdx.x, h = j / 2;
-      const unsigned i = ((t & ~(h - 1)) << 2) | (t & (h - 1));  // zero bits at log2(h) and log2(j)
-      const bool mirror = j == k / 2;
-      const unsigned m = mirror ? k - 1 : j;
-      unsigned a = chunk[i], b = chunk[i ^ h], c = chunk[i ^ m], d = chunk[i ^ m ^ h];
-      order(a, c);  // step j: i and i ^ h have the lower indices
-      order(b, d);
-      order(a, b);  // step j/2: the mirror also flips bit log2(h), so i ^ m ^ h is below i ^ m
-      if (mirror) order(d, c);
-      else order(c, d);
-      chunk[i] = a;
-      chunk[i ^ h] = b;
-      chunk[i ^ m] = c;
-      chunk[i ^ m ^ h] = d;
-    }
+// The near steps run three per barrier: each of the block's threads holds a group of 8 keys.
+constexpr int kNearThreads = kChunk / 8;
+
+// Steps j .. 1 of stage k on a chunk: groups of three steps, then the two or one left over.
+__device__ void near_steps(const SharedChunk& chunk, int k, int j) {
+  for (; j >= 4; j >>= 3) {
+    steps_in_registers<3>(chunk, chunk, threadIdx.x, k, j);
     __syncthreads();
   }
-  if (j == 1) {  // an odd number of steps leaves one
-    chunk_step(chunk, k, 1);
+  if (j == 2) {
+    for (unsigned g = threadIdx.x; g < kChunk / 4; g += kNearThreads) steps_in_registers<2>(chunk, chunk, g, k, 2);
+    __syncthreads();
+  } else if (j == 1) {
+    for (unsigned g = threadIdx.x; g < kChunk / 2; g += kNearThreads) steps_in_registers<1>(chunk, chunk, g, k, 1);
     __syncthreads();
   }
 }
 
-__global__ void bitonic_chunk_sort_fused_kernel(unsigned* keys, int n, int padded) {
-  __shared__ unsigned chunk[kChunk];
+__global__ void __launch_bounds__(kNearThreads) bitonic_chunk_sort_fused_kernel(unsigned* keys, int n, int padded) {
+  __shared__ unsigned words[kPaddedChunk];
+  const SharedChunk chunk{words};
   load_chunk(chunk, keys, n);
   for (int k = 2; k <= min(kChunk, padded); k <<= 1) near_steps(chunk, k, k / 2);
   store_chunk(chunk, keys, n);
 }
 
-// The near steps j = kChunk/2 .. 1 of a stage k > kChunk.
-__global__ void bitonic_chunk_merge_fused_kernel(unsigned* keys, int n, int k) {
-  __shared__ unsigned chunk[kChunk];
-  load_chunk(chunk, keys, n);
-  near_steps(chunk, k, kChunk / 2);
+// The near steps j = kChunk/2 .. 1 of a stage k > kChunk. The first three read their keys straight
+// from global memory (coalesced: the groups' keys are 256 apart), which saves a barrier.
+__global__ void __launch_bounds__(kNearThreads) bitonic_chunk_merge_fused_kernel(unsigned* keys, int n, int k) {
+  __shared__ unsigned words[kPaddedChunk];
+  const SharedChunk chunk{words};
+  const unsigned base = blockIdx.x * kChunk;
+  const GlobalKeys own_keys{keys + base, static_cast<unsigned>(n) - base};
+  steps_in_registers<3>(own_keys, chunk, threadIdx.x, k, kChunk / 2);
+  __syncthreads();
+  near_steps(chunk, k, kChunk / 16);
   store_chunk(chunk, keys, n);
 }
 
 void bitonic_fast(unsigned* keys, int n) {
-  sort_by_chunks(keys, n, [&](int k, int j) {
-    const int steps = std::min(kMaxFused, __builtin_ctz(j) - __builtin_ctz(kChunk) + 1);  // down to j = kChunk
-    constexpr int threads = 256;
-    bitonic_fused_kernel<<<gpulab::blocks_for(padded_length(n) >> steps, threads), threads>>>(keys, n, k, j, steps);
-    gpulab::check(cudaGetLastError(), "launching bitonic_fused_kernel");
-    return steps;
-  }, bitonic_chunk_sort_fused_kernel, bitonic_chunk_merge_fused_kernel);
+  sort_by_chunks(
+      keys, n, [&](int k, int j) { return launch_fused_far_steps(keys, n, k, j); }, bitonic_chunk_sort_fused_kernel,
+      bitonic_chunk_merge_fused_kernel, kNearThreads);
 }
 // --8<-- [end:fast]

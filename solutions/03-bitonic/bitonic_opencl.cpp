@@ -31,9 +31,9 @@ void launch_step(const gpulab::OpenCLLab& lab, cl_mem keys, int n, int k, int j)
 template <typename FarSteps>
 void sort_by_chunks(const gpulab::OpenCLLab& lab, cl_mem keys, int n, FarSteps far_steps,
                     const char* sort_name = "bitonic_chunk_sort_kernel",
-                    const char* merge_name = "bitonic_chunk_merge_kernel") {
+                    const char* merge_name = "bitonic_chunk_merge_kernel", size_t threads = kChunk / 2) {
   const int padded = padded_length(n);
-  const size_t threads = kChunk / 2, global = (n + kChunk - 1) / kChunk * threads;
+  const size_t global = (n + kChunk - 1) / kChunk * threads;
   cl_kernel sort = lab.kernel(sort_name);
   gpulab::set_args(sort, keys, n, padded);
   enqueue(lab, sort, global, threads, "launching the chunk sort");
@@ -75,6 +75,6 @@ void bitonic_fast(const gpulab::OpenCLLab& lab, cl_mem keys, int n) {
     gpulab::set_args(fused, keys, n, k, j, steps);
     enqueue(lab, fused, round_up(padded_length(n) >> steps, 256), 256, "launching bitonic_fused_kernel");
     return steps;
-  }, "bitonic_chunk_sort_fused_kernel", "bitonic_chunk_merge_fused_kernel");
+  }, "bitonic_chunk_sort_fused_kernel", "bitonic_chunk_merge_fused_kernel", kChunk / 8);  // NEAR_THREADS
 }
 // --8<-- [end:fast]
