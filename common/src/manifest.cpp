@@ -211,11 +211,15 @@ class Reader {
         if (!m.find_task(t)) fail(&node, fmt::format("case '{}' names task '{}', which the lab does not have", c.name, t));
       m.cases.push_back(std::move(c));
     }
-    for (DeviceClass dc : {DeviceClass::gpu, DeviceClass::cpu}) {
-      const auto selected = m.cases_for(dc);
-      const auto timed = std::count_if(selected.begin(), selected.end(), [](const Case* c) { return c->timing; });
-      if (timed > 1) fail(&root, fmt::format("more than one timing case for {} devices: mark one per device class", to_string(dc)));
-    }
+    // A task's speed is its one timing case's (tasks may have different ones, limited by `tasks`).
+    for (DeviceClass dc : {DeviceClass::gpu, DeviceClass::cpu})
+      for (const auto& task : m.tasks) {
+        const auto selected = m.cases_for(dc, task.name);
+        const auto timed = std::count_if(selected.begin(), selected.end(), [](const Case* c) { return c->timing; });
+        if (timed > 1)
+          fail(&root, fmt::format("more than one timing case for task '{}' on {} devices: mark one per task and device "
+                                  "class", task.name, to_string(dc)));
+      }
     return m;
   }
 

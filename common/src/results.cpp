@@ -69,6 +69,7 @@ void to_json(nlohmann::json& j, const CaseResult& c) {
   j = {{"name", c.name}, {"passed", c.passed}, {"message", c.message}, {"details", c.details}, {"work", c.work}};
   put_optional(j, "timing", c.timing);
   put_optional(j, "rate", c.rate());
+  if (!c.pictures.empty()) j["pictures"] = c.pictures;
 }
 void from_json(const nlohmann::json& j, CaseResult& c) {
   c.name = j.at("name");
@@ -76,6 +77,7 @@ void from_json(const nlohmann::json& j, CaseResult& c) {
   c.message = j.value("message", "");
   c.details = j.value("details", "");
   c.work = j.value("work", 0.0);
+  if (j.contains("pictures")) c.pictures = j["pictures"].get<std::vector<std::string>>();
   get_optional(j, "timing", c.timing);
 }
 

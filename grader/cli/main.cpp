@@ -123,8 +123,12 @@ int check(const CheckOptions& o) {
       req.tasks = tasks;
       if (o.timeout > 0) req.timeout_s = o.timeout;
       req.work_dir = lab_work;
+      // Next to the report: build/students/<source>/pictures/<lab>/<backend>/<task>/.
+      req.pictures_dir = work / "pictures" / m.id / backend;
+      fs::remove_all(req.pictures_dir);  // no stale pictures from an earlier run
       lab = supervise(req);
     }
+    lab.pictures_dir = without_prefix(lab.pictures_dir, tc.repo.string() + "/");
     for (auto& t : lab.tasks) {  // paths relative to the repository read better
       t.message = without_prefix(t.message, tc.repo.string() + "/");
       t.details = without_prefix(t.details, tc.repo.string() + "/");

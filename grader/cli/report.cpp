@@ -47,6 +47,7 @@ nlohmann::json to_json(const RunSummary& run) {
     nlohmann::json l{{"id", lab.id},         {"name", lab.name},       {"title", lab.title},
                      {"backend", lab.backend}, {"device", lab.device}, {"tasks", lab.tasks},
                      {"output", lab.output},  {"processes", lab.processes}};
+    if (!lab.pictures_dir.empty()) l["pictures"] = lab.pictures_dir;
     if (!lab.calibration.rates.empty())
       l["calibration"] = {{"unit", lab.calibration.unit}, {"library", lab.calibration.library}, {"rates", lab.calibration.rates}};
     labs.push_back(std::move(l));
@@ -169,6 +170,9 @@ std::string render_report(const RunSummary& run, bool color) {
       }
     }
     if (!problems.empty()) out += "\n" + problems;
+    if (!lab.pictures_dir.empty())
+      out += fmt::format("  pictures (input, yours, reference, and the difference where they differ): {}/\n",
+                         lab.pictures_dir);
     if (!lab.output.empty()) {
       bool failed = false;
       for (const auto& t : lab.tasks) failed |= t.status != Status::passed;

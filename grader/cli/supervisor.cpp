@@ -168,6 +168,7 @@ LabRun supervise(const RunRequest& req) {
                                   req.student_dir.string(), "--backend", req.backend, "--seed",
                                   std::to_string(req.seed), "--progress", progress.string()};
     if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
+    if (!req.pictures_dir.empty()) argv.insert(argv.end(), {"--pictures", req.pictures_dir.string()});
     for (const auto& t : pending) argv.insert(argv.end(), {"--task", t});
 
     const Exit exit = run_child(argv, progress, output, timeout);
@@ -239,6 +240,9 @@ LabRun supervise(const RunRequest& req) {
   for (const auto& name : select_tasks(m, req.tasks))
     if (auto it = finished.find(name); it != finished.end()) run.tasks.push_back(it->second);
   run.output = tail_of(output, 4000);
+  for (const auto& t : run.tasks)
+    for (const auto& c : t.cases)
+      if (!c.pictures.empty()) run.pictures_dir = req.pictures_dir.string();
   return run;
 }
 

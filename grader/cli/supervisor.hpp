@@ -22,6 +22,7 @@ struct LabRun {
   std::vector<TaskResult> tasks;      // the selected tasks, in manifest order
   std::string output;                 // the end of what the student's code printed
   int processes = 0;                  // runner processes started (more than 1 after a failure)
+  std::string pictures_dir;           // set when the lab wrote pictures there
 };
 
 struct RunRequest {
@@ -34,6 +35,7 @@ struct RunRequest {
   std::vector<std::string> tasks;     // empty: all
   std::optional<double> timeout_s;    // overrides the manifest's
   std::filesystem::path work_dir;     // progress and output files
+  std::filesystem::path pictures_dir; // where image labs write their PNGs
 };
 
 LabRun supervise(const RunRequest& request);

@@ -3,6 +3,7 @@
 // backend bindings, and checks the output against the CPU reference.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,6 +25,8 @@ struct RunContext {
   std::uint64_t run_seed;
   // Called after every launch, so a slow but working kernel is not mistaken for a hung one.
   std::function<void()> heartbeat = [] {};
+  // Where image labs write their pictures (input, output, reference, difference); empty: nowhere.
+  std::filesystem::path pictures_dir = {};
   // The case's own random stream: the same for the same run seed, lab, task and case.
   Rng rng(const Task& task, const Case& c) const {
     return Rng(derive_seed(run_seed, manifest.id, task.name, c.name));

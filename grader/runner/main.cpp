@@ -118,7 +118,7 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
 
 int run(const std::string& manifest_path, const std::string& student_dir, const std::string& backend,
         const std::string& device_selector, std::uint64_t seed, const std::vector<std::string>& task_names,
-        Progress& progress) {
+        const std::string& pictures_dir, Progress& progress) {
   const Manifest manifest = load_manifest(manifest_path);
   std::vector<const Task*> tasks;
   for (const auto& name : task_names) {
@@ -156,7 +156,8 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
     return 0;
   }
 
-  const RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); }};
+  const RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); },
+                       pictures_dir};
   auto driver = make_lab_driver();
   Calibration calibration;
   calibration.unit = driver->rate_unit();
@@ -195,12 +196,14 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "run seed")->required();
   app.add_option("--task", tasks, "tasks to run (default: all)");
   app.add_option("--progress", progress_path, "JSON-lines file to append events to")->required();
+  std::string pictures;
+  app.add_option("--pictures", pictures, "folder for the pictures of image labs (default: none)");
   CLI11_PARSE(app, argc, argv);
 
   std::optional<gpulab::Progress> progress;
   try {
     progress.emplace(progress_path);
-    return gpulab::run(manifest, student_dir, backend, device, seed, tasks, *progress);
+    return gpulab::run(manifest, student_dir, backend, device, seed, tasks, pictures, *progress);
   } catch (const std::exception& e) {
     if (progress) progress->emit({{"event", "error"}, {"message", e.what()}});
     fmt::print(stderr, "gpulab runner: {}\n", e.what());

@@ -125,9 +125,18 @@ TEST_CASE("manifest mistakes that would make grading meaningless are rejected") 
   CHECK(error_of(std::string(text).replace(text.find("devices = [\"gpu\"]"), 17, "devices = [\"tpu\"]"))
             .find("\"gpu\" or \"cpu\"") != std::string::npos);
   const std::string two_timing = text + "\n[[cases]]\nname = \"big2\"\nrows = 1\ncols = 1\ntiming = true\n";
-  CHECK(error_of(two_timing).find("more than one timing case for gpu") != std::string::npos);
+  CHECK(error_of(two_timing).find("more than one timing case for task 'naive' on gpu") != std::string::npos);
   const std::string duplicate = text + "\n[[tasks]]\nname = \"fast\"\nfunction = \"f\"\n";
   CHECK(error_of(duplicate).find("task 'fast' is defined twice") != std::string::npos);
+}
+
+TEST_CASE("tasks may each have their own timing case, limited to them by the case's task list") {
+  std::string text = kValid;
+  text.replace(text.find("devices = [\"gpu\"]"), 17, "devices = [\"gpu\"]\ntasks = [\"fast\"]");
+  text += "\n[[cases]]\nname = \"big-naive\"\ntasks = [\"naive\"]\nrows = 1024\ncols = 1024\ntiming = true\n";
+  const Manifest m = load_manifest(write_manifest(text));
+  CHECK(m.cases_for(DeviceClass::gpu, "fast").back()->name == "big");
+  CHECK(m.cases_for(DeviceClass::gpu, "naive").back()->name == "big-naive");
 }
 
 TEST_CASE("a missing manifest is reported by path") {

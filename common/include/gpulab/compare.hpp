@@ -59,14 +59,14 @@ Comparison compare_exact(std::span<const T> expected, std::span<const T> got, st
     c.cols = cols;
     c.rows = expected.size() / cols;
   }
-  T poison;
-  std::memset(&poison, kPoisonByte, sizeof poison);
+  unsigned char poison[sizeof(T)];
+  std::memset(poison, kPoisonByte, sizeof poison);
   std::vector<std::size_t> wrong;
   const std::size_t n = std::min(expected.size(), got.size());
   for (std::size_t i = 0; i < n; ++i) {
     if (std::memcmp(&expected[i], &got[i], sizeof(T)) == 0) continue;
     wrong.push_back(i);
-    if (std::memcmp(&got[i], &poison, sizeof(T)) == 0) ++c.untouched;
+    if (std::memcmp(&got[i], poison, sizeof(T)) == 0) ++c.untouched;
     if (c.first.size() < max_listed) c.first.push_back({i, show_value(expected[i]), show_value(got[i]), {}});
   }
   for (std::size_t i = n; i < expected.size(); ++i) wrong.push_back(i);

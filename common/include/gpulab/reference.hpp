@@ -5,6 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "gpulab/image.hpp"
+
 namespace gpulab::reference {
 
 // 00-hello: result[i] = text[i] + offsets[i].
@@ -42,5 +44,20 @@ void bitonic_sort(std::span<std::uint32_t> keys);
 // sorted in parallel, then merged pairwise in parallel).
 void sort_one_core(std::span<std::uint32_t> keys);
 void sort_all_cores(std::span<std::uint32_t> keys);
+
+// 04-filter: RGBA8 image filters. Every channel (alpha too) is filtered alike, and coordinates
+// outside the image are clamped to the nearest edge pixel. Results are exact integers:
+// - box, radius r: the mean of the (2r+1)^2 window, rounded half up: (sum + n / 2) / n, n = (2r+1)^2.
+// - gaussian, radius r: the binomial weights C(2r, k), k = 0..2r (1 4 6 4 1 for r = 2), which sum
+//   to 4^r, applied as a horizontal then a vertical pass; each pass rounds to 8 bits half up:
+//   (sum + 4^r / 2) >> 2r. (The second pass filters the first pass's rounded image.)
+// - median, radius 1 (3x3) or 2 (5x5): the middle value of the window, per channel.
+inline constexpr int kMaxFilterRadius = 8;
+Image box_filter(const Image& in, int radius);
+std::vector<std::uint32_t> binomial_weights(int radius);
+Image gaussian_horizontal(const Image& in, int radius);
+Image gaussian_vertical(const Image& in, int radius);
+Image gaussian_filter(const Image& in, int radius);
+Image median_filter(const Image& in, int radius);
 
 }  // namespace gpulab::reference

@@ -37,6 +37,7 @@ struct CaseResult {
   std::string details;   // several lines: the mismatch report
   std::optional<TimingSummary> timing;  // for timed cases, over the timed launches
   double work = 0;       // what one launch must do, in the lab's unit: bytes moved, flops, keys
+  std::vector<std::string> pictures;  // image labs: the PNGs written for this case
   // Work per second, in units of 1e9 (GB/s, GFLOP/s, Gkeys/s), from the median time.
   std::optional<double> rate() const;
 };

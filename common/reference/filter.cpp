@@ -1,0 +1,132 @@
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
+#include "gpulab/parallel.hpp"
+#include "gpulab/reference.hpp"
+
+namespace gpulab::reference {
+namespace {
+
+int clamp_to(int v, int size) { return std::clamp(v, 0, size - 1); }
+
+void check_radius(int radius, int max_radius, const char* filter) {
+  if (radius < 0 || radius > max_radius)
+    throw std::invalid_argument(std::string(filter) + ": the radius must be in 0.." + std::to_string(max_radius));
+}
+
+// One 1-D pass along x (horizontal) or y: out = (sum of weights[k] * in[clamped p + k - r] + bias) >> shift,
+// per channel. Sums of up to 2r + 1 pixels of 255 with weights up to C(16, 8) fit in 32 bits.
+Image weighted_pass(const Image& in, const std::vector<std::uint32_t>& weights, int shift, bool horizontal) {
+  const std::uint32_t bias = (1u << shift) >> 1;  // rounds halves up; 0 for r = 0
+  const int r = static_cast<int>(weights.size() / 2);
+  Image out(in.width, in.height);
+  parallel_ranges(static_cast<std::size_t>(in.height), [&](std::size_t y0, std::size_t y1) {
+    for (int y = static_cast<int>(y0); y < static_cast<int>(y1); ++y)
+      for (int x = 0; x < in.width; ++x) {
+        std::array<std::uint32_t, 4> sum{};
+        for (int k = -r; k <= r; ++k) {
+          const Rgba& p = horizontal ? in.at(clamp_to(x + k, in.width), y) : in.at(x, clamp_to(y + k, in.height));
+          const std::uint32_t w = weights[static_cast<std::size_t>(k + r)];
+          sum[0] += w * p.r;
+          sum[1] += w * p.g;
+          sum[2] += w * p.b;
+          sum[3] += w * p.a;
+        }
+        auto finish = [&](std::uint32_t s) { return static_cast<std::uint8_t>((s + bias) >> shift); };
+        out.at(x, y) = {finish(sum[0]), finish(sum[1]), finish(sum[2]), finish(sum[3])};
+      }
+  });
+  return out;
+}
+
+}  // namespace
+
+Image box_filter(const Image& in, int radius) {
+  check_radius(radius, kMaxFilterRadius, "box filter");
+  const int side = 2 * radius + 1;
+  Image out(in.width, in.height);
+  const std::uint32_t n = static_cast<std::uint32_t>(side * side);
+  parallel_ranges(static_cast<std::size_t>(in.height), [&](std::size_t y0, std::size_t y1) {
+    std::vector<std::array<std::uint32_t, 4>> row_sums(static_cast<std::size_t>(in.width));
+    for (int y = static_cast<int>(y0); y < static_cast<int>(y1); ++y) {
+      std::fill(row_sums.begin(), row_sums.end(), std::array<std::uint32_t, 4>{});
+      for (int dy = -radius; dy <= radius; ++dy) {
+        const int sy = clamp_to(y + dy, in.height);
+        for (int x = 0; x < in.width; ++x)
+          for (int dx = -radius; dx <= radius; ++dx) {
+            const Rgba& p = in.at(clamp_to(x + dx, in.width), sy);
+            auto& s = row_sums[static_cast<std::size_t>(x)];
+            s[0] += p.r;
+            s[1] += p.g;
+            s[2] += p.b;
+            s[3] += p.a;
+          }
+      }
+      for (int x = 0; x < in.width; ++x) {
+        const auto& s = row_sums[static_cast<std::size_t>(x)];
+        auto avg = [n](std::uint32_t v) { return static_cast<std::uint8_t>((v + n / 2) / n); };
+        out.at(x, y) = {avg(s[0]), avg(s[1]), avg(s[2]), avg(s[3])};
+      }
+    }
+  });
+  return out;
+}
+
+std::vector<std::uint32_t> binomial_weights(int radius) {
+  check_radius(radius, kMaxFilterRadius, "binomial weights");
+  std::vector<std::uint32_t> w{1};
+  for (int i = 0; i < 2 * radius; ++i) {  // Pascal's triangle, row 2r
+    std::vector<std::uint32_t> next(w.size() + 1, 0);
+    for (std::size_t k = 0; k < w.size(); ++k) {
+      next[k] += w[k];
+      next[k + 1] += w[k];
+    }
+    w = std::move(next);
+  }
+  return w;
+}
+
+Image gaussian_horizontal(const Image& in, int radius) {
+  return weighted_pass(in, binomial_weights(radius), 2 * radius, true);  // the weights sum to 2^(2r)
+}
+
+Image gaussian_vertical(const Image& in, int radius) {
+  return weighted_pass(in, binomial_weights(radius), 2 * radius, false);
+}
+
+Image gaussian_filter(const Image& in, int radius) {
+  check_radius(radius, kMaxFilterRadius, "gaussian filter");
+  return gaussian_vertical(gaussian_horizontal(in, radius), radius);
+}
+
+Image median_filter(const Image& in, int radius) {
+  if (radius != 1 && radius != 2) throw std::invalid_argument("median filter: the radius must be 1 (3x3) or 2 (5x5)");
+  const int side = 2 * radius + 1, count = side * side;
+  Image out(in.width, in.height);
+  parallel_ranges(static_cast<std::size_t>(in.height), [&](std::size_t y0, std::size_t y1) {
+    std::array<std::array<std::uint8_t, 25>, 4> values{};
+    for (int y = static_cast<int>(y0); y < static_cast<int>(y1); ++y)
+      for (int x = 0; x < in.width; ++x) {
+        int i = 0;
+        for (int dy = -radius; dy <= radius; ++dy)
+          for (int dx = -radius; dx <= radius; ++dx, ++i) {
+            const Rgba& p = in.at(clamp_to(x + dx, in.width), clamp_to(y + dy, in.height));
+            values[0][i] = p.r;
+            values[1][i] = p.g;
+            values[2][i] = p.b;
+            values[3][i] = p.a;
+          }
+        std::array<std::uint8_t, 4> m{};
+        for (int c = 0; c < 4; ++c) {
+          auto* v = values[c].data();
+          std::nth_element(v, v + count / 2, v + count);
+          m[c] = v[count / 2];
+        }
+        out.at(x, y) = {m[0], m[1], m[2], m[3]};
+      }
+  });
+  return out;
+}
+
+}  // namespace gpulab::reference

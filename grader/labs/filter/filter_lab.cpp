@@ -1,0 +1,160 @@
+#include "filter_lab.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "gpulab/image.hpp"
+#include "gpulab/reference.hpp"
+#include "lab_driver.hpp"
+
+namespace gpulab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A case's input: a photograph from common/images/, or a generated picture that trips up wrong
+// kernels (noise in every channel, alpha included; flat colour; a checkerboard; one bright pixel).
+Image make_image(const Case& c, Rng& rng) {
+  const std::string source = c.params.value("image", "noise");
+  Image image;
+  if (source.ends_with(".png")) {
+    image = read_png(fs::path(GPULAB_IMAGES_DIR) / source);
+  } else {
+    const auto width = static_cast<int>(case_int(c, "width")), height = static_cast<int>(case_int(c, "height"));
+    if (width < 1 || height < 1) throw std::invalid_argument(fmt::format("case '{}': width and height must be >= 1", c.name));
+    auto random_byte = [&rng] { return static_cast<std::uint8_t>(rng.next() >> 56); };
+    image = Image(width, height);
+    if (source == "noise") {
+      for (Rgba& p : image.pixels) p = {random_byte(), random_byte(), random_byte(), random_byte()};
+    } else if (source == "constant") {
+      std::fill(image.pixels.begin(), image.pixels.end(), Rgba{random_byte(), random_byte(), random_byte(), 255});
+    } else if (source == "checkerboard") {
+      for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x) {
+          const std::uint8_t v = ((x / 8 + y / 8) % 2) ? 255 : 0;
+          image.at(x, y) = {v, v, v, 255};
+        }
+    } else if (source == "dot") {
+      std::fill(image.pixels.begin(), image.pixels.end(), Rgba{0, 0, 0, 255});
+      image.at(static_cast<int>(rng.integer(0, width - 1)), static_cast<int>(rng.integer(0, height - 1))) = {255, 255, 255, 255};
+    } else {
+      throw std::invalid_argument(fmt::format("case '{}': unknown image '{}' (a .png file in common/images, noise, "
+                                              "constant, checkerboard, dot)", c.name, source));
+    }
+  }
+  // Salt-and-pepper noise: what a median filter removes and a mean only smears.
+  if (const double fraction = c.params.value("salt_pepper", 0.0); fraction > 0)
+    for (Rgba& p : image.pixels)
+      if (rng.uniform(0.0f, 1.0f) < fraction) p = rng.next() & 1 ? Rgba{255, 255, 255, 255} : Rgba{0, 0, 0, 255};
+  return image;
+}
+
+struct Filter {
+  int reach;  // how far from a pixel the filter reads
+  std::function<Image(const Image&)> reference;
+  int passes;  // image reads and writes per pixel, for the effective bandwidth: 2 per pass
+};
+
+Filter filter_of(const std::string& function, const Case& c) {
+  if (function == "median3") return {1, [](const Image& in) { return reference::median_filter(in, 1); }, 1};
+  if (function == "median5") return {2, [](const Image& in) { return reference::median_filter(in, 2); }, 1};
+  const int radius = static_cast<int>(case_int(c, "radius"));
+  if (radius < 0 || radius > reference::kMaxFilterRadius)
+    throw std::invalid_argument(fmt::format("case '{}': radius {} is outside 0..{}", c.name, radius,
+                                            reference::kMaxFilterRadius));
+  if (function == "gaussian") return {radius, [radius](const Image& in) { return reference::gaussian_filter(in, radius); }, 2};
+  return {radius, [radius](const Image& in) { return reference::box_filter(in, radius); }, 1};
+}
+
+// Where the wrong pixels are tells what is wrong: only near the edges is a clamping mistake.
+std::string diagnose(const Image& expected, const Image& got, int reach) {
+  std::size_t wrong = 0, near_edge = 0;
+  for (int y = 0; y < expected.height; ++y)
+    for (int x = 0; x < expected.width; ++x) {
+      if (expected.at(x, y) == got.at(x, y)) continue;
+      ++wrong;
+      near_edge += x < reach || y < reach || x >= expected.width - reach || y >= expected.height - reach;
+    }
+  if (wrong > 0 && near_edge == wrong && reach > 0)
+    return fmt::format("every wrong pixel lies within {} pixels of an edge: check how the kernel clamps coordinates "
+                       "that fall outside the image (x < 0 reads column 0, x >= width reads column width - 1)",
+                       reach);
+  return "";
+}
+
+std::string file_name(const std::string& case_name) {
+  std::string s;
+  for (char ch : case_name) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!s.empty() && s.back() != '-') s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s;
+}
+
+// The pictures of a case: input, the student's output, the reference, and where they differ.
+std::vector<std::string> write_pictures(const fs::path& folder, const std::string& case_name, const Image& input,
+                                        const Image& got, const Image& expected) {
+  std::vector<std::string> written;
+  const std::string stem = file_name(case_name);
+  auto write = [&](const char* what, const Image& image) {
+    const fs::path path = folder / fmt::format("{}-{}.png", stem, what);
+    write_png(path, image);
+    written.push_back(path.string());
+  };
+  write("input", input);
+  write("yours", got);
+  write("reference", expected);
+  if (got.pixels != expected.pixels) write("difference", difference_image(got, expected));
+  return written;
+}
+
+class FilterDriver final : public LabDriver {
+ public:
+  CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
+    Rng rng = ctx.rng(task, c);
+    const Image input = make_image(c, rng);
+    const Filter filter = filter_of(task.function, c);
+    const Image expected = filter.reference(input);
+    const std::size_t bytes = input.bytes();
+    auto in = ctx.device.allocate(bytes);
+    auto temp = ctx.device.allocate(bytes);
+    auto out = ctx.device.allocate(bytes);
+    in->upload(input.pixels.data(), bytes);
+    const auto launch = labs::bind_filter(ctx.device, task.function);
+    const int radius = static_cast<int>(c.params.value("radius", 0));
+    Image got(input.width, input.height);
+
+    Launchable l;
+    l.prepare = [&] {
+      temp->fill(kPoisonByte);
+      out->fill(kPoisonByte);
+    };
+    l.launch = [&] { launch(*in, *temp, *out, input.width, input.height, radius); };
+    l.check = [&] {
+      out->download(got.pixels.data(), bytes);
+      Comparison cmp = compare_exact<Rgba>(expected.pixels, got.pixels, static_cast<std::size_t>(input.width));
+      if (!cmp.ok()) cmp.note = diagnose(expected, got, filter.reach);
+      return cmp;
+    };
+    l.work = 2.0 * filter.passes * static_cast<double>(bytes);
+    CaseResult result = execute(ctx, c, l);
+
+    // Pictures of the cases the manifest marks, and of every wrong one a student can open.
+    const bool wanted = c.params.value("picture", false) || (!result.passed && input.pixels.size() <= (1u << 22));
+    if (wanted && !ctx.pictures_dir.empty()) {
+      result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, input, got, expected);
+      if (!result.passed)
+        result.details += fmt::format("\nsee the difference: {}", result.pictures.back());
+    }
+    return result;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LabDriver> make_lab_driver() { return std::make_unique<FilterDriver>(); }
+
+}  // namespace gpulab

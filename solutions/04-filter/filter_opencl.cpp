@@ -1,0 +1,60 @@
+// Lab 04-filter (OpenCL host code): launches the kernels of filter.cl. The grader passes buffers
+// of width x height uchar4 pixels; keep the five signatures.
+#include "gpulab/student/opencl.hpp"
+
+using gpulab::check;
+using gpulab::round_up;
+
+namespace {
+
+constexpr size_t kBlockX = 32, kBlockY = 8;  // BLOCK_X, BLOCK_Y in filter.cl
+
+// Enqueues a 2-D NDRange of work-groups `local` covering at least `cover` work-items.
+void launch_2d(const gpulab::OpenCLLab& lab, const char* name, cl_kernel kernel, const size_t cover[2],
+               const size_t local[2]) {
+  const size_t global[2] = {round_up(cover[0], local[0]), round_up(cover[1], local[1])};
+  check(clEnqueueNDRangeKernel(lab.queue(), kernel, 2, nullptr, global, local, 0, nullptr, nullptr),
+        std::string("enqueueing ") + name);
+}
+
+void launch_per_pixel(const gpulab::OpenCLLab& lab, const char* name, cl_mem in, cl_mem out, int width, int height,
+                      const int* radius) {
+  cl_kernel kernel = lab.kernel(name);
+  if (radius)
+    gpulab::set_args(kernel, in, out, width, height, *radius);
+  else
+    gpulab::set_args(kernel, in, out, width, height);
+  const size_t cover[2] = {static_cast<size_t>(width), static_cast<size_t>(height)}, local[2] = {kBlockX, kBlockY};
+  launch_2d(lab, name, kernel, cover, local);
+}
+
+}  // namespace
+
+void box_naive(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height, int radius) {
+  launch_per_pixel(lab, "box_naive_kernel", in, out, width, height, &radius);
+}
+
+void box_tiled(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height, int radius) {
+  launch_per_pixel(lab, "box_tiled_kernel", in, out, width, height, &radius);
+}
+
+void gaussian(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem temp, cl_mem out, int width, int height, int radius) {
+  cl_kernel rows = lab.kernel("gaussian_rows_kernel");
+  gpulab::set_args(rows, in, temp, width, height, radius);
+  const size_t row_cover[2] = {static_cast<size_t>(width), static_cast<size_t>(height)}, row_local[2] = {128, 2};
+  launch_2d(lab, "gaussian_rows_kernel", rows, row_cover, row_local);
+  // The queue is in order: the vertical pass starts when the horizontal one has finished.
+  cl_kernel columns = lab.kernel("gaussian_columns_kernel");
+  gpulab::set_args(columns, temp, out, width, height, radius);
+  const size_t column_cover[2] = {static_cast<size_t>(width), (static_cast<size_t>(height) + 3) / 4},
+               column_local[2] = {kBlockX, kBlockY};
+  launch_2d(lab, "gaussian_columns_kernel", columns, column_cover, column_local);
+}
+
+void median3(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height) {
+  launch_per_pixel(lab, "median3_kernel", in, out, width, height, nullptr);
+}
+
+void median5(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height) {
+  launch_per_pixel(lab, "median5_kernel", in, out, width, height, nullptr);
+}
