@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 
 #include "cli_harness.hpp"
 #include "gpulab/backend/cuda.hpp"
@@ -102,11 +104,44 @@ void check_weaker_fails_threshold(const std::string& backend, const Substitution
   CHECK(ratio * kMargin <= bound);
 }
 
+// Labs whose weaker versions are whole files, tests/fixtures/weaker/<folder>/ (kernels without
+// shared memory, naive sorts): each listed task must fail its threshold with margin.
+struct WeakerFiles {
+  std::string lab, folder;
+  std::vector<std::string> tasks;
+};
+
+const WeakerFiles kWeakerFiles[] = {
+    {"filter", "04-filter", {"box-tiled", "gaussian", "median", "median5"}},
+};
+
+void check_weaker_files_fail(const std::string& backend, const WeakerFiles& w) {
+  SourceTree tree("weaker-files-" + w.lab + "-" + backend);
+  for (const auto& file : fs::directory_iterator(fs::path(GPULAB_REPO) / "tests/fixtures/weaker" / w.folder))
+    if (file.path().extension() != ".md")
+      fs::copy_file(file.path(), tree.root() / w.folder / file.path().filename(), fs::copy_options::overwrite_existing);
+  std::string args = gpu_args(backend) + " --lab " + w.lab;
+  for (const auto& t : w.tasks) args += " --task " + t;
+  const auto run = run_check(tree.root(), args);
+  INFO(run.output);
+  for (const auto& task : w.tasks) {
+    CAPTURE(task);
+    CHECK(run.status(w.lab, task) == "too_slow");
+    const auto& t = run.task(w.lab, task);
+    if (!t.contains("ratio")) continue;
+    const double ratio = t.at("ratio"), bound = t.at("threshold");
+    MESSAGE(backend << ": the weaker " << w.lab << "/" << task << " reaches " << ratio << " (" << t.at("metric")
+                    << "); the bound is " << bound);
+    CHECK(ratio * kMargin <= bound);
+  }
+}
+
 void check_thresholds_separate(const std::string& backend) {
   for (const auto& s : kSubstitutions) {
     CAPTURE(s.function);
     check_weaker_fails_threshold(backend, s);
   }
+  for (const auto& w : kWeakerFiles) check_weaker_files_fail(backend, w);
 }
 
 }  // namespace

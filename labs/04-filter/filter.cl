@@ -1,0 +1,86 @@
+// Lab 04-filter (OpenCL kernels): RGBA8 image filters with clamped edges. Pixel (x, y) of a
+// width x height image is in[y * width + x], one uchar4 (r, g, b, a). Launched by filter_opencl.cpp;
+// the rounding rules are in README.md (the grader compares every byte).
+
+#define MAX_RADIUS 8
+#define BLOCK_X 32 /* work-groups of 32 x 8: 32 neighbouring pixels of a row per warp */
+#define BLOCK_Y 8
+
+// Given: coordinates outside the image read the nearest edge pixel.
+int clamp_to(int v, int size) { return clamp(v, 0, size - 1); }
+
+// Given: the mean of n pixels rounded half up, per channel: (sum + n / 2) / n. OpenCL's vector
+// types do the four channels at once: convert_uint4(pixel) widens a pixel, sums are uint4.
+uchar4 rounded_mean(uint4 sum, uint n) { return convert_uchar4((sum + n / 2) / n); }
+
+__kernel void box_naive_kernel(__global const uchar4* in, __global uchar4* out, int width, int height, int radius) {
+  // TODO (gather from global memory): one work-item per output pixel, x = get_global_id(0),
+  // y = get_global_id(1); work-items outside the image return. Sum convert_uint4() of the
+  // (2r+1) x (2r+1) window, reading in[clamp_to(y + dy, height) * width + clamp_to(x + dx, width)]
+  // for dy, dx in -radius..radius, and store rounded_mean(sum, (2r+1)^2). Index in size_t.
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_X, BLOCK_Y, 1)))
+void box_tiled_kernel(__global const uchar4* in, __global uchar4* out, int width, int height, int radius) {
+  // TODO 1 (local memory with a halo): declare __local uchar4 tile[BLOCK_Y + 2 * MAX_RADIUS][BLOCK_X + 2 * MAX_RADIUS].
+  //   The work-group's outputs need its BLOCK_X x BLOCK_Y pixels plus `radius` on every side: a tile
+  //   of (BLOCK_X + 2r) x (BLOCK_Y + 2r) pixels whose top-left corner is
+  //   (get_group_id(0) * BLOCK_X - radius, get_group_id(1) * BLOCK_Y - radius) in the image.
+  // TODO 2 (cooperative, coalesced loading): with (lx, ly) = (get_local_id(0), get_local_id(1)):
+  //   for (ty = ly; ty < tile_h; ty += BLOCK_Y) for (tx = lx; tx < tile_w; tx += BLOCK_X)
+  //   tile[ty][tx] = the clamped image pixel at corner + (tx, ty).
+  // TODO 3 (synchronisation): barrier(CLK_LOCAL_MEM_FENCE) before anyone reads the tile, and no
+  //   `return` before it: work-items outside the image still help to load.
+  // TODO 4 (compute from local memory): work-items inside the image sum tile[ly + dy][lx + dx]
+  //   for dy, dx in 0..2r and store rounded_mean().
+}
+
+// Given: row 2r of Pascal's triangle for every radius: the binomial weights C(2r, k), k = 0..2r,
+// which sum to 4^r.
+__constant uint BINOMIAL[MAX_RADIUS + 1][2 * MAX_RADIUS + 1] = {
+    {1},
+    {1, 2, 1},
+    {1, 4, 6, 4, 1},
+    {1, 6, 15, 20, 15, 6, 1},
+    {1, 8, 28, 56, 70, 56, 28, 8, 1},
+    {1, 10, 45, 120, 210, 252, 210, 120, 45, 10, 1},
+    {1, 12, 66, 220, 495, 792, 924, 792, 495, 220, 66, 12, 1},
+    {1, 14, 91, 364, 1001, 2002, 3003, 3432, 3003, 2002, 1001, 364, 91, 14, 1},
+    {1, 16, 120, 560, 1820, 4368, 8008, 11440, 12870, 11440, 8008, 4368, 1820, 560, 120, 16, 1},
+};
+
+// Given: one pass rounds to 8 bits: (sum + 4^r / 2) >> 2r.
+uchar4 binomial_round(uint4 sum, int radius) {
+  const uint shift = 2 * radius, bias = (1u << shift) >> 1;
+  return convert_uchar4((sum + bias) >> shift);
+}
+
+// TODO 1 (horizontal pass): write __kernel void gaussian_rows_kernel(in, out, width, height, radius):
+//   out(x, y) = binomial_round(sum over k = 0..2r of BINOMIAL[radius][k] * in(clamp_to(x + k - radius), y)).
+//   Stage each work-group's row segment plus r pixels on each side in local memory first, as in
+//   box_tiled_kernel but one row high (e.g. work-groups of 128 x 2, one segment per row).
+// TODO 2 (vertical pass): write gaussian_columns_kernel the same way along y: its tile is BLOCK_X
+//   pixels wide and (rows of outputs + 2r) high, loaded row by row (coalesced). Let each work-item
+//   compute several pixels of its column (e.g. 4), so the halo is loaded once for more outputs.
+
+// Given: compare-exchange on all four channels at once (min and max work per component).
+void order(uchar4* a, uchar4* b) {
+  const uchar4 lo = min(*a, *b);
+  *b = max(*a, *b);
+  *a = lo;
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_X, BLOCK_Y, 1)))
+void median3_kernel(__global const uchar4* in, __global uchar4* out, int width, int height) {
+  // TODO 1 (tile with a halo of 1): load a (BLOCK_X + 2) x (BLOCK_Y + 2) tile as in box_tiled_kernel,
+  //   then gather the pixel's 3 x 3 window from local memory into uchar4 v[9].
+  // TODO 2 (a selection network): sort each row of three with order() (3 compare-exchanges per
+  //   row); the median of the nine is the median of the largest row minimum, the median of the row
+  //   medians and the smallest row maximum (README explains why): 19 compare-exchanges, no branches.
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_X, BLOCK_Y, 1)))
+void median5_kernel(__global const uchar4* in, __global uchar4* out, int width, int height) {
+  // TODO (bonus, 5x5): a tile with a halo of 2 and a median of 25 values per channel by "forgetful
+  //   selection" (README): hold 14 values, drop the smallest and the largest, take in the next.
+}
