@@ -7,6 +7,8 @@
 #   make check BACKEND=opencl DEVICE=0 SEED=123 TASK=naive TIMEOUT=20
 #   make devices                    list CUDA and OpenCL devices
 #   make test                       the project's own test suite (CTest)
+#   make docs                       the lecture companion (docs/) as a site in build/site
+#   make bench-docs                 measure the solutions on this device into docs/measured/
 
 BUILD ?= build
 SOURCE ?= labs
@@ -18,7 +20,7 @@ check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--t
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
   $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
-.PHONY: all deps harness check test devices clean
+.PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured
 all: check
 
 deps:
@@ -39,6 +41,31 @@ devices: harness
 
 test: harness
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900 -j $(JOBS)
+
+# The lecture companion. mkdocs builds docs/ (strictly: a broken link or a missing code section is
+# an error). docs-figures redraws docs/figures/; bench-docs runs the solutions on this machine's
+# device (every backend), keeps the reports in docs/measured/reports/ and renders the tables and
+# plots of docs/measured/; docs-measured only renders (BENCH=dir: reports saved elsewhere, e.g.
+# fetched from a GPU machine). Plots need python3-matplotlib.
+DOCS_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+BENCH ?= $(BUILD)/bench
+MEASURED ?= docs/measured
+
+docs: deps
+	@mkdocs build --strict --quiet --site-dir "$(abspath $(BUILD))/site"
+	@echo "docs: built; open file://$(abspath $(BUILD))/site/index.html"
+
+docs-figures:
+	@$(DOCS_PYTHON) scripts/docs/figures.py docs/figures
+
+bench-docs: harness
+	@rm -rf "$(BENCH)" && scripts/bench-docs.sh "$(BENCH)"
+	@$(MAKE) --no-print-directory docs-measured BENCH="$(BENCH)"
+
+docs-measured:
+	@if [ -n "$(filter command line environment,$(origin BENCH))" ]; then \
+	  mkdir -p "$(MEASURED)/reports" && rm -f "$(MEASURED)"/reports/* && cp "$(BENCH)"/*.json "$(BENCH)"/*.log "$(MEASURED)/reports/"; fi
+	@$(DOCS_PYTHON) scripts/docs/render_measured.py "$(MEASURED)/reports" "$(MEASURED)"
 
 clean:
 	rm -rf $(BUILD)

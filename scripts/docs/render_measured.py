@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""Step (b) of the docs benchmark: saved gpulab reports -> the tables and plots of docs/measured/.
+
+    render_measured.py BENCH_DIR [OUT_DIR]     BENCH_DIR from scripts/bench-docs.sh (default OUT_DIR: docs/measured)
+    render_measured.py --check BENCH_DIR [OUT_DIR]
+
+BENCH_DIR holds meta.json and one report per backend (cuda.json, opencl.json). Written:
+  device.md            which device, driver, toolkit, date, seeds, commit: included under every table
+  <lab>.md             per lab: the timed case of every task on every backend, and the calibrations
+  <lab>.svg            per timed lab: the rates as bars, with the calibrations as lines (matplotlib)
+  roofline.svg         the matmul kernels on the device's roofline (matplotlib)
+The Markdown files are fragments: the chapters include them (scripts/docs/snippets_hook.py).
+--check renders the Markdown only and fails if the files in OUT_DIR differ (no matplotlib needed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+BACKEND_NAMES = {"cuda": "CUDA", "opencl": "OpenCL"}
+RATIO_COLUMNS = [  # (key in the report, column title; {library} is the lab's library)
+    ("library_fraction", "% {library}"),
+    ("copy_fraction", "% copy"),
+    ("peak_fraction", "% peak"),
+    ("naive_speedup", "× naive"),
+    ("cpu_all_speedup", "× CPU cores"),
+]
+CALIBRATIONS = [  # (key in calibration.rates, what it is)
+    ("copy", "device-to-device copy (`cudaMemcpy` / `clEnqueueCopyBuffer`)"),
+    ("library", "{library}"),
+    ("peak", "FP32 peak (estimated from clock and lanes)"),
+    ("naive", "the harness's naive kernel"),
+    ("cpu_1core", "CPU reference, 1 core"),
+    ("cpu_all_cores", "CPU reference, all cores"),
+]
+# What each lab's timed case measures, in words, for the caption.
+WORK = {
+    "GB/s": "bytes read and written once, divided by the median time",
+    "GFLOP/s": "2·m·n·k flops divided by the median time",
+    "Gkeys/s": "keys sorted per second, from the median time",
+}
+
+
+def load(bench: pathlib.Path) -> tuple[dict, dict[str, dict]]:
+    meta_path = bench / "meta.json"
+    if not meta_path.is_file():
+        sys.exit(f"render_measured: {meta_path} is missing (run scripts/bench-docs.sh first)")
+    meta = json.loads(meta_path.read_text())
+    reports = {}
+    for backend in ("cuda", "opencl"):
+        path = bench / f"{backend}.json"
+        if path.is_file():
+            reports[backend] = json.loads(path.read_text())
+    if not reports:
+        sys.exit(f"render_measured: no cuda.json or opencl.json in {bench}")
+    return meta, reports
+
+
+def labs_by_id(reports: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    labs: dict[str, dict[str, dict]] = {}
+    for backend, report in reports.items():
+        for lab in report["labs"]:
+            labs.setdefault(lab["id"], {})[backend] = lab
+    return dict(sorted(labs.items()))
+
+
+def number(x: float) -> str:
+    if x >= 1000:
+        return f"{x:,.0f}".replace(",", " ")
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def ratio(key: str, x: float) -> str:
+    return f"{100 * x:.0f} %" if key.endswith("fraction") else f"{x:.2f}×"
+
+
+def timing_case(task: dict) -> dict | None:
+    return next((c for c in task.get("cases", []) if c.get("timing")), None)
+
+
+def device_line(meta: dict, reports: dict[str, dict]) -> str:
+    first = next(iter(reports.values()))
+    device = first["labs"][0]["device"]
+    parts = [f"**{device['name']}**"]
+    if meta.get("nvidia_driver"):
+        parts.append(f"NVIDIA driver {meta['nvidia_driver']}")
+    if meta.get("cuda_toolkit") and "cuda" in reports:
+        parts.append(f"CUDA {meta['cuda_toolkit']}")
+    if "opencl" in reports:
+        ocl = reports["opencl"]["labs"][0]["device"]
+        parts.append(f"OpenCL: {ocl['platform']} ({ocl['name']})")
+    host = f"host CPU {meta.get('cpu', '?')}, {meta.get('cpu_cores', '?')} cores"
+    seeds = ", ".join(f"{BACKEND_NAMES[b]} `SEED={r['seed']}`" for b, r in reports.items())
+    return (
+        f"Measured on {', '.join(parts)}; {host}; {meta['date']}, commit `{meta.get('commit', '?')}`; "
+        f"seeds {seeds}. Written by `make bench-docs` (`scripts/bench-docs.sh`, then "
+        f"`scripts/docs/render_measured.py`); every figure is the median of the lab's timed launches."
+    )
+
+
+def lab_table(lab_id: str, runs: dict[str, dict]) -> str:
+    backends = list(runs)
+    first = runs[backends[0]]
+    unit = (first.get("calibration") or {}).get("unit")
+    lines = []
+    if not unit:  # an untimed lab: correctness only
+        lines.append("| task | " + " | ".join(f"{BACKEND_NAMES[b]} cases | {BACKEND_NAMES[b]} result" for b in backends) + " |")
+        lines.append("| --- |" + " ---: | --- |" * len(backends))
+        for i, task in enumerate(first["tasks"]):
+            cells = []
+            for b in backends:
+                t = runs[b]["tasks"][i]
+                cells += [f"{t['cases_passed']}/{t['cases_total']}", t["status"]]
+            lines.append(f"| `{task['task']}` | " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
+
+    columns = []  # (backend, key, title)
+    for b in backends:
+        lab = runs[b]
+        library = (lab.get("calibration") or {}).get("library") or "library"
+        present = {k for t in lab["tasks"] for k in t.get("ratios", {})}
+        columns.append((b, "time", f"{BACKEND_NAMES[b]} ms"))
+        columns.append((b, "rate", f"{BACKEND_NAMES[b]} {unit}"))
+        columns += [(b, k, title.format(library=library.split()[0])) for k, title in RATIO_COLUMNS if k in present]
+    timed_case = next((timing_case(t) for t in first["tasks"] if timing_case(t)), None)
+    header = f"task ({timed_case['name']})" if timed_case else "task"
+    lines.append(f"| {header} | " + " | ".join(c[2] for c in columns) + " |")
+    lines.append("| --- |" + " ---: |" * len(columns))
+    for i, task in enumerate(first["tasks"]):
+        name = f"`{task['task']}`" + (" (bonus)" if task.get("bonus") else "")
+        cells = []
+        for b, key, _ in columns:
+            t = runs[b]["tasks"][i]
+            if t["status"] != "passed":
+                cells.append(t["status"] if key == "rate" else "")
+            elif key == "time":
+                cells.append(f"{t['time_ms']:.3f}" if "time_ms" in t else "—")
+            elif key == "rate":
+                cells.append(number(t["rate"]) if "rate" in t else "—")
+            else:
+                x = t.get("ratios", {}).get(key)
+                cells.append(ratio(key, x) if x is not None else "")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+
+    lines.append("")
+    lines.append(f"| calibration, same run | " + " | ".join(f"{BACKEND_NAMES[b]} {unit}" for b in backends) + " |")
+    lines.append("| --- |" + " ---: |" * len(backends))
+    for key, what in CALIBRATIONS:
+        values = [(runs[b].get("calibration") or {}).get("rates", {}).get(key) for b in backends]
+        if all(v is None for v in values):
+            continue
+        library = next(((runs[b].get("calibration") or {}).get("library") for b in backends
+                        if (runs[b].get("calibration") or {}).get("library")), "vendor library")
+        cells = [number(v) if v is not None else "—" for v in values]
+        lines.append(f"| {what.format(library=library)} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(f"{unit}: {WORK.get(unit, 'the work of one launch divided by the median time')}.")
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(meta: dict, reports: dict[str, dict]) -> dict[str, str]:
+    files = {"device.md": device_line(meta, reports) + "\n"}
+    for lab_id, runs in labs_by_id(reports).items():
+        name = next(iter(runs.values()))["name"]
+        files[f"{name}.md"] = lab_table(lab_id, runs)
+    return files
+
+
+# ---------------------------------------------------------------- plots (matplotlib)
+
+COLORS = {"cuda": "#00897b", "opencl": "#5c6bc0"}
+
+
+def setup_matplotlib():
+    import matplotlib
+
+    matplotlib.use("svg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.hashsalt": "gpulab", "svg.fonttype": "none", "font.size": 10,
+                         "axes.spines.top": False, "axes.spines.right": False})
+    return plt
+
+
+def save(fig, path: pathlib.Path):
+    fig.savefig(path, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": "gpulab render_measured.py"})
+
+
+def plot_lab(plt, lab_id: str, runs: dict[str, dict], meta: dict, path: pathlib.Path):
+    backends = [b for b in runs if (runs[b].get("calibration") or {}).get("unit")]
+    if not backends:
+        return False
+    first = runs[backends[0]]
+    unit = first["calibration"]["unit"]
+    tasks = [t["task"] + (" (bonus)" if t.get("bonus") else "") for t in first["tasks"]]
+    import numpy as np
+
+    y = np.arange(len(tasks))
+    height = 0.8 / len(backends)
+    fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.55 * len(tasks) * len(backends) ** 0.5 + 0.8))
+    top = 0.0
+    for n, b in enumerate(backends):
+        rates = [t.get("rate", 0.0) if t["status"] == "passed" else 0.0 for t in runs[b]["tasks"]]
+        top = max(top, *rates)
+        bars = ax.barh(y + (n - (len(backends) - 1) / 2) * height, rates, height * 0.92, color=COLORS[b],
+                       label=BACKEND_NAMES[b])
+        for bar, r in zip(bars, rates):
+            ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, " " + number(r), va="center", fontsize=8)
+    references = []
+    cal = first["calibration"]["rates"]
+    if "copy" in cal:
+        references.append((cal["copy"], "device copy"))
+    if "library" in cal:
+        references.append((cal["library"], first["calibration"]["library"]))
+    if "peak" in cal:
+        references.append((cal["peak"], "FP32 peak"))
+    for value, label in references:
+        top = max(top, value)
+        ax.axvline(value, color="#c62828", linestyle="--", linewidth=1)
+        ax.text(value, len(tasks) - 0.45, f" {label}\n {number(value)}", color="#c62828", fontsize=8, va="bottom", ha="right")
+    ax.set_yticks(y, tasks)
+    ax.invert_yaxis()
+    ax.set_ylim(len(tasks) - 0.5 + 0.9, -0.6)
+    ax.set_xlim(0, top * 1.12)
+    ax.set_xlabel(f"{unit} (higher is better)")
+    device = first["device"]["name"]
+    case = next((timing_case(t)["name"] for t in first["tasks"] if timing_case(t)), "")
+    ax.set_title(f"{first['name']} {case}: {device}, {meta['date']}", fontsize=10)
+    ax.legend(loc="lower right", frameon=False)
+    save(fig, path)
+    plt.close(fig)
+    return True
+
+
+def plot_roofline(plt, runs: dict[str, dict], meta: dict, path: pathlib.Path):
+    """The matmul kernels on the roofline of the device: FP32 peak and measured copy bandwidth."""
+    import numpy as np
+
+    lab = runs.get("cuda") or next(iter(runs.values()))
+    cal = lab["calibration"]["rates"]
+    peak = cal.get("peak")
+    if peak is None:
+        return False
+    bandwidth = None
+    for report_lab in ALL_LABS:
+        rates = (report_lab.get("calibration") or {}).get("rates", {})
+        if report_lab["backend"] == lab["backend"] and "copy" in rates:
+            bandwidth = rates["copy"]
+    if bandwidth is None:
+        return False
+    # Global-memory traffic each kernel asks for (loads per multiply-add, 4 bytes each), as in the
+    # matmul chapter: naive 2, tiled 2/32, fast 2/128; the problem itself: 2 n^3 flops on 3 n^2 floats.
+    intensity = {"naive": 2 * 1 / (2 * 4), "tiled": 2 / (2 / 32 * 4), "fast": 2 / (2 / 128 * 4)}
+    x = np.logspace(-2, 4, 400)
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    ax.loglog(x, np.minimum(peak, bandwidth * x), color="#37474f", linewidth=2)
+    ridge = peak / bandwidth
+    ax.axvline(ridge, color="#90a4ae", linestyle=":", linewidth=1)
+    ax.text(ridge * 1.1, peak * 0.04, f"ridge point\n{ridge:.0f} flop/byte", fontsize=8, color="#546e7a")
+    ax.text(0.012, bandwidth * 0.012 * 1.6, f"memory bound: {number(bandwidth)} GB/s × intensity", rotation=33,
+            fontsize=8, color="#37474f")
+    ax.text(300, peak * 1.15, f"FP32 peak {number(peak)} GFLOP/s", fontsize=8, color="#37474f")
+    for b, lab_run in runs.items():
+        for t in lab_run["tasks"]:
+            if t["task"] in intensity and t["status"] == "passed":
+                xi = intensity[t["task"]]
+                ax.plot(xi, t["rate"], "o", color=COLORS[b], markersize=7)
+                ax.annotate(f"{t['task']} ({BACKEND_NAMES[b]})", (xi, t["rate"]), textcoords="offset points",
+                            xytext=(8, -12 if b == "opencl" else 5), fontsize=8, color=COLORS[b])
+    if "library" in cal:
+        ax.axhline(cal["library"], color="#c62828", linestyle="--", linewidth=1)
+        ax.text(0.012, cal["library"] * 1.08, f"{lab['calibration']['library']} {number(cal['library'])} GFLOP/s",
+                fontsize=8, color="#c62828")
+    problem = 2 * 4096**3 / (3 * 4096**2 * 4)
+    ax.axvline(problem, color="#c62828", linestyle=":", linewidth=1)
+    ax.text(problem * 0.9, 30, f"4096³ problem: {problem:.0f} flop/byte\nif every value moved once", fontsize=8,
+            color="#c62828", ha="right")
+    ax.set_xlim(0.01, 10000)
+    ax.set_ylim(10, peak * 2.5)
+    ax.set_xlabel("arithmetic intensity (flop per byte of global-memory traffic the kernel asks for)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"matmul 4096³ on the roofline: {lab['device']['name']}, {meta['date']}", fontsize=10)
+    save(fig, path)
+    plt.close(fig)
+    return True
+
+
+ALL_LABS: list[dict] = []
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bench", type=pathlib.Path)
+    parser.add_argument("out", type=pathlib.Path, nargs="?", default=pathlib.Path("docs/measured"))
+    parser.add_argument("--check", action="store_true", help="fail if the Markdown in OUT differs; write nothing")
+    args = parser.parse_args()
+    meta, reports = load(args.bench)
+    markdown = render_markdown(meta, reports)
+    if args.check:
+        stale = [n for n, text in markdown.items() if not (args.out / n).is_file() or (args.out / n).read_text() != text]
+        for n in stale:
+            print(f"render_measured: {args.out / n} is not what {args.bench} renders to (run make docs-measured)")
+        return 1 if stale else 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for n, text in markdown.items():
+        (args.out / n).write_text(text)
+    plt = setup_matplotlib()
+    ALL_LABS.extend(lab for r in reports.values() for lab in r["labs"])
+    written = list(markdown)
+    for lab_id, runs in labs_by_id(reports).items():
+        name = next(iter(runs.values()))["name"]
+        if plot_lab(plt, lab_id, runs, meta, args.out / f"{name}.svg"):
+            written.append(f"{name}.svg")
+        if name == "matmul" and plot_roofline(plt, runs, meta, args.out / "roofline.svg"):
+            written.append("roofline.svg")
+    print(f"render_measured: wrote {', '.join(written)} into {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""MkDocs hook of the lecture companion: code listings included from the project's own files.
+
+A line of a page that holds only
+
+    --8<-- "solutions/02-transpose/transpose.cu:tiled"
+
+is replaced by the lines of that file between the comments `--8<-- [start:tiled]` and
+`--8<-- [end:tiled]` (the syntax of pymdownx.snippets' named sections, which Debian 12's
+pymdownx 9.5 predates). Without `:section` the whole file is included. The marker's indentation is
+put in front of every included line, so a listing can sit in a content tab. Paths are relative to
+the repository root (the folder of mkdocs.yml) and must stay inside it.
+
+Everything that could let a listing drift silently stops the build: a missing file, a missing
+section, a section without its end or given twice, an empty section. Marker lines of other
+sections inside an included section are dropped.
+
+Markdown files in docs/measured/ are fragments written by scripts/docs/render_measured.py to be
+included into the chapters; they are removed from the pages of the site.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from mkdocs.exceptions import PluginError
+
+INCLUDE = re.compile(r"^(?P<indent>[ \t]*)-{2,}8<-{2,}[ \t]+\"(?P<spec>[^\"]+)\"[ \t]*$")
+SECTION = re.compile(r"-{2,}8<-{2,}[ \t]*\[[ \t]*(?P<kind>start|end)[ \t]*:[ \t]*(?P<name>[A-Za-z0-9_.-]+)[ \t]*\]")
+FRAGMENT_FOLDERS = ("measured/",)
+
+
+class SnippetError(PluginError):
+    pass
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """'path:section' -> (path, section); 'path' -> (path, None)."""
+    path, sep, section = spec.rpartition(":")
+    if sep and section and "/" not in section and path:
+        return path, section
+    return spec, None
+
+
+def section_lines(lines: list[str], section: str, where: str) -> list[str]:
+    starts = [i for i, l in enumerate(lines) if (m := SECTION.search(l)) and m["kind"] == "start" and m["name"] == section]
+    ends = [i for i, l in enumerate(lines) if (m := SECTION.search(l)) and m["kind"] == "end" and m["name"] == section]
+    if not starts:
+        raise SnippetError(f"{where}: no section '{section}' (no line with '--8<-- [start:{section}]')")
+    if len(starts) > 1 or len(ends) > 1:
+        raise SnippetError(f"{where}: section '{section}' is marked more than once")
+    if not ends or ends[0] < starts[0]:
+        raise SnippetError(f"{where}: section '{section}' has no '--8<-- [end:{section}]' after its start")
+    return [l for l in lines[starts[0] + 1 : ends[0]] if not SECTION.search(l)]
+
+
+def expand(markdown: str, root: str, page: str) -> str:
+    out = []
+    for number, line in enumerate(markdown.split("\n"), start=1):
+        m = INCLUDE.match(line)
+        if not m:
+            out.append(line)
+            continue
+        path, section = split_spec(m["spec"].strip())
+        where = f"{page}:{number}: {m['spec']}"
+        full = os.path.realpath(os.path.join(root, path))
+        if os.path.commonpath([full, os.path.realpath(root)]) != os.path.realpath(root):
+            raise SnippetError(f"{where}: the file is outside the repository")
+        if not os.path.isfile(full):
+            raise SnippetError(f"{where}: no such file")
+        with open(full, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if section is not None:
+            lines = section_lines(lines, section, where)
+        while lines and not lines[0].strip():
+            lines.pop(0)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if not lines:
+            raise SnippetError(f"{where}: the included text is empty")
+        out.extend(m["indent"] + l if l.strip() else "" for l in lines)
+    return "\n".join(out)
+
+
+def on_files(files, config):
+    for f in list(files):
+        path = f.src_path.replace(os.sep, "/")
+        if path.endswith(".md") and path.startswith(FRAGMENT_FOLDERS):
+            files.remove(f)
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    root = os.path.dirname(os.path.abspath(config["config_file_path"]))
+    return expand(markdown, root, page.file.src_path)
