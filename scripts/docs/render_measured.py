@@ -131,12 +131,15 @@ def lab_table(lab_id: str, runs: dict[str, dict]) -> str:
         columns.append((b, "time", f"{BACKEND_NAMES[b]} ms"))
         columns.append((b, "rate", f"{BACKEND_NAMES[b]} {unit}"))
         columns += [(b, k, title.format(library=library.split()[0])) for k, title in RATIO_COLUMNS if k in present]
-    timed_case = next((timing_case(t) for t in first["tasks"] if timing_case(t)), None)
-    header = f"task ({timed_case['name']})" if timed_case else "task"
+    case_names = [timing_case(t)["name"] if timing_case(t) else "" for t in first["tasks"]]
+    one_case = len(set(case_names)) == 1  # else each task has its own timed case: a column of its own
+    header = f"task ({case_names[0]})" if one_case and case_names[0] else "task | timed case" if not one_case else "task"
     lines.append(f"| {header} | " + " | ".join(c[2] for c in columns) + " |")
-    lines.append("| --- |" + " ---: |" * len(columns))
+    lines.append("| --- |" + ("" if one_case else " --- |") + " ---: |" * len(columns))
     for i, task in enumerate(first["tasks"]):
         name = f"`{task['task']}`" + (" (bonus)" if task.get("bonus") else "")
+        if not one_case:
+            name += f" | {case_names[i]}"
         cells = []
         for b, key, _ in columns:
             t = runs[b]["tasks"][i]
@@ -226,14 +229,15 @@ def plot_lab(plt, lab_id: str, runs: dict[str, dict], meta: dict, path: pathlib.
     for value, label in references:
         top = max(top, value)
         ax.axvline(value, color="#c62828", linestyle="--", linewidth=1)
-        ax.text(value, len(tasks) - 0.45, f" {label}\n {number(value)}", color="#c62828", fontsize=8, va="bottom", ha="right")
+        ax.text(value, len(tasks) + 0.35, f"{label} {number(value)} ", color="#c62828", fontsize=8, va="bottom", ha="right")
     ax.set_yticks(y, tasks)
     ax.invert_yaxis()
     ax.set_ylim(len(tasks) - 0.5 + 0.9, -0.6)
     ax.set_xlim(0, top * 1.12)
     ax.set_xlabel(f"{unit} (higher is better)")
     device = first["device"]["name"]
-    case = next((timing_case(t)["name"] for t in first["tasks"] if timing_case(t)), "")
+    cases = {timing_case(t)["name"] for t in first["tasks"] if timing_case(t)}
+    case = cases.pop() if len(cases) == 1 else ""
     ax.set_title(f"{first['name']} {case}: {device}, {meta['date']}", fontsize=10)
     ax.legend(loc="lower right", frameon=False)
     save(fig, path)
@@ -265,8 +269,8 @@ def plot_roofline(plt, runs: dict[str, dict], meta: dict, path: pathlib.Path):
     ax.loglog(x, np.minimum(peak, bandwidth * x), color="#37474f", linewidth=2)
     ridge = peak / bandwidth
     ax.axvline(ridge, color="#90a4ae", linestyle=":", linewidth=1)
-    ax.text(ridge * 1.1, peak * 0.04, f"ridge point\n{ridge:.0f} flop/byte", fontsize=8, color="#546e7a")
-    ax.text(0.012, bandwidth * 0.012 * 1.6, f"memory bound: {number(bandwidth)} GB/s × intensity", rotation=33,
+    ax.text(ridge * 1.1, peak * 0.004, f"ridge point\n{ridge:.0f} flop/byte", fontsize=8, color="#546e7a")
+    ax.text(0.015, bandwidth * 0.015 * 2.6, f"memory bound: {number(bandwidth)} GB/s × intensity", rotation=33,
             fontsize=8, color="#37474f")
     ax.text(300, peak * 1.15, f"FP32 peak {number(peak)} GFLOP/s", fontsize=8, color="#37474f")
     for b, lab_run in runs.items():
