@@ -31,8 +31,13 @@ void box_tiled_kernel(__global const uchar4* in, __global uchar4* out, int width
   //   tile[ty][tx] = the clamped image pixel at corner + (tx, ty).
   // TODO 3 (synchronisation): barrier(CLK_LOCAL_MEM_FENCE) before anyone reads the tile, and no
   //   `return` before it: work-items outside the image still help to load.
-  // TODO 4 (compute from local memory): work-items inside the image sum tile[ly + dy][lx + dx]
-  //   for dy, dx in 0..2r and store rounded_mean().
+  // TODO 4 (reuse: the box is separable): summing the (2r+1)^2 window of every pixel from the tile
+  //   is correct but costs (2r+1)^2 additions per channel. Instead declare
+  //   __local uint4 row_sums[BLOCK_Y + 2 * MAX_RADIUS][BLOCK_X]; each thread
+  //   fills row_sums[ty][lx] (for its tile rows ty, as in TODO 2) with the sum of tile[ty][lx + dx]
+  //   for dx in 0..2r; barrier(CLK_LOCAL_MEM_FENCE); then threads inside the image add row_sums[ly + dy][lx] for
+  //   dy in 0..2r and store rounded_mean(sum, (2r+1)^2). README question 2 asks how many additions
+  //   this saves at r = 3, and why the threshold needs it.
 }
 
 // Given: row 2r of Pascal's triangle for every radius: the binomial weights C(2r, k), k = 0..2r,

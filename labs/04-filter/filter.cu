@@ -49,8 +49,13 @@ __global__ void box_tiled_kernel(const uchar4* in, uchar4* out, int width, int h
   //   consecutive pixels of one row: one 128-byte transaction.
   // TODO 3 (synchronisation): __syncthreads() before anyone reads the tile, and no `return` before
   //   it: threads outside the image still help to load.
-  // TODO 4 (compute from shared memory): threads inside the image sum
-  //   tile[threadIdx.y + dy][threadIdx.x + dx] for dy, dx in 0..2r and store rounded_mean().
+  // TODO 4 (reuse: the box is separable): summing the (2r+1)^2 window of every pixel from the tile
+  //   is correct but costs (2r+1)^2 additions per channel. Instead declare
+  //   __shared__ uint4 row_sums[kBlockY + 2 * kMaxRadius][kBlockX]; each thread
+  //   fills row_sums[ty][threadIdx.x] (for its tile rows ty, as in TODO 2) with the sum of tile[ty][threadIdx.x + dx]
+  //   for dx in 0..2r; __syncthreads(); then threads inside the image add row_sums[threadIdx.y + dy][threadIdx.x] for
+  //   dy in 0..2r and store rounded_mean(sum, (2r+1)^2). README question 2 asks how many additions
+  //   this saves at r = 3, and why the threshold needs it.
 }
 
 void box_tiled(const uchar4* in, uchar4* out, int width, int height, int radius) {

@@ -30,10 +30,12 @@ __kernel void box_naive_kernel(__global const uchar4* in, __global uchar4* out, 
 
 // --8<-- [start:box_tiled]
 // The work-group loads its BLOCK_X x BLOCK_Y pixels plus a halo of `radius` into local memory, row
-// by row (coalesced); every work-item then reads its (2r+1)^2 window from there.
+// by row (coalesced). The box is separable, so the window sums come in two steps from there: sums
+// of 2r + 1 pixels along each tile row, then sums of 2r + 1 of those down each column.
 __kernel __attribute__((reqd_work_group_size(BLOCK_X, BLOCK_Y, 1)))
 void box_tiled_kernel(__global const uchar4* in, __global uchar4* out, int width, int height, int radius) {
   __local uchar4 tile[BLOCK_Y + 2 * MAX_RADIUS][BLOCK_X + 2 * MAX_RADIUS];
+  __local uint4 row_sums[BLOCK_Y + 2 * MAX_RADIUS][BLOCK_X];
   const int lx = get_local_id(0), ly = get_local_id(1);
   const int tile_w = BLOCK_X + 2 * radius, tile_h = BLOCK_Y + 2 * radius;
   const int x0 = get_group_id(0) * BLOCK_X - radius, y0 = get_group_id(1) * BLOCK_Y - radius;
@@ -43,11 +45,17 @@ void box_tiled_kernel(__global const uchar4* in, __global uchar4* out, int width
   }
   barrier(CLK_LOCAL_MEM_FENCE);  // the tile is complete before anyone reads a neighbour's pixel
 
+  for (int ty = ly; ty < tile_h; ty += BLOCK_Y) {
+    uint4 sum = (uint4)(0);
+    for (int dx = 0; dx <= 2 * radius; ++dx) sum += convert_uint4(tile[ty][lx + dx]);
+    row_sums[ty][lx] = sum;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);  // every row sum is written before the column sums read them
+
   const int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= height) return;  // after the barrier: every work-item helped to load
+  if (x >= width || y >= height) return;  // after the barriers: every work-item helped
   uint4 sum = (uint4)(0);
-  for (int dy = 0; dy <= 2 * radius; ++dy)
-    for (int dx = 0; dx <= 2 * radius; ++dx) sum += convert_uint4(tile[ly + dy][lx + dx]);
+  for (int dy = 0; dy <= 2 * radius; ++dy) sum += row_sums[ly + dy][lx];
   const uint side = 2 * radius + 1;
   out[(size_t)y * width + x] = rounded_mean(sum, side * side);
 }
