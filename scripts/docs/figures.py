@@ -384,11 +384,129 @@ def memory_spaces(out):
     save(fig, out, "memory-spaces.svg")
 
 
+def filter_halo(out):
+    """A block's 32 x 8 outputs and the tile it loads: the outputs plus a halo of r = 3 on every side."""
+    r, bw, bh = 3, 32, 8
+    tw, th = bw + 2 * r, bh + 2 * r
+    fig, ax = canvas(10.5, 5.0, (-1, tw + 17), (-5.2, th + 2.2))
+    for ty in range(th):
+        for tx in range(tw):
+            inside = r <= tx < r + bw and r <= ty < r + bh
+            box(ax, tx, th - 1 - ty, 1, 1, fc="#e0f2f1" if inside else "#ffe0b2", ec="white", lw=0.6)
+    box(ax, r, r, bw, bh, fc="none", ec=TEAL, lw=2)
+    box(ax, 0, 0, tw, th, fc="none", ec=ORANGE, lw=1.5)
+    # the window of thread (5, 2): tile rows 2..8, columns 5..11
+    tx0, ty0 = 5, 2
+    box(ax, tx0, th - ty0 - 2 * r - 1, 2 * r + 1, 2 * r + 1, fc="none", ec=INDIGO, lw=2)
+    box(ax, tx0 + r, th - ty0 - r - 1, 1, 1, fc=INDIGO, ec=INDIGO)
+    ax.text(tw / 2, th + 0.6, f"shared tile: (32 + 2r) x (8 + 2r) = {tw} x {th} pixels for r = {r}",
+            ha="center", fontsize=9.5, weight="bold")
+    ax.text(r + bw / 2, r + bh / 2 - 0.4, "the block's 32 x 8 outputs\n(one per thread)", ha="center", va="center",
+            fontsize=9, color=TEAL, weight="bold")
+    ax.annotate("", (0, -0.6), (r, -0.6), arrowprops=dict(arrowstyle="<->", color=ORANGE))
+    ax.text(r / 2, -1.0, "r", ha="center", va="top", color=ORANGE, fontsize=9)
+    ax.annotate("", (tw + 0.6, th), (tw + 0.6, th - r), arrowprops=dict(arrowstyle="<->", color=ORANGE))
+    ax.text(tw + 1.0, th - r / 2, "r", va="center", color=ORANGE, fontsize=9)
+    ax.text(tw + 2.2, th - 0.5,
+            "halo (orange): the pixels within r of the\nblock's outputs that other blocks also load\n\n"
+            "indigo: the (2r+1) x (2r+1) window of\nthread (5, 2); the filled cell is its output\n\n"
+            "the tile's corner in the image:\n  x0 = blockIdx.x * 32 - r\n  y0 = blockIdx.y * 8 - r\n\n"
+            "at the image's border the halo holds\nclamped copies of the edge pixels",
+            fontsize=8.5, va="top")
+    ax.text(0, -2.0, f"loading: 256 threads, {tw * th} pixels: for (ty = threadIdx.y; ty < {th}; ty += 8) "
+            f"for (tx = threadIdx.x; tx < {tw}; tx += 32)\n"
+            "a warp reads 32 consecutive pixels of one row (coalesced); then __syncthreads() before any thread "
+            f"reads the tile.\n{tw * th} loads for 256 outputs: {tw * th / 256:.2f} per output (a 32 x 32 block: "
+            f"{(32 + 2 * r) ** 2 / 1024:.2f}, but fewer blocks per SM)",
+            fontsize=8.5, va="top", family="monospace")
+    save(fig, out, "filter-halo.svg")
+
+
+def filter_separable(out):
+    """The tiled box: sums of 2r + 1 along each tile row, then 2r + 1 of those down each column."""
+    r, bw, bh = 3, 32, 8
+    tw, th = bw + 2 * r, bh + 2 * r
+    c = 0.42  # cell size
+    fig, ax = canvas(11, 4.2, (-0.5, 3 * 17.5), (-4.4, th * c + 1.4))
+    panels = ((0.0, tw, th, "tile[14][38] (uchar4)"), (18.5, bw, th, "row_sums[14][32] (uint4)"),
+              (34.5, bw, bh, "out: 32 x 8 pixels"))
+    for x0, w, h, title in panels:
+        for j in range(h):
+            for i in range(w):
+                box(ax, x0 + i * c, (h - 1 - j) * c, c, c, fc=LIGHT, ec="white", lw=0.4)
+        ax.text(x0 + w * c / 2, th * c + 0.5, title, ha="center", fontsize=9, weight="bold")
+    tx, ty = 10, 5  # thread x of the highlighted row sum and output
+    # step 1: row sum of tile[ty + 2][tx .. tx + 2r] -> row_sums[ty + 2][tx]
+    ry = ty + 2
+    for k in range(2 * r + 1):
+        box(ax, (tx + k) * c, (th - 1 - ry) * c, c, c, fc="#ffe0b2", ec=ORANGE, lw=0.6)
+    arrow(ax, ((tx + 2 * r + 1) * c + 0.2, (th - ry - 0.5) * c), (18.5 + tx * c - 0.2, (th - ry - 0.5) * c),
+          color=ORANGE, rad=-0.25)
+    # step 2: column sum of row_sums[ty .. ty + 2r][tx] -> out[ty][tx]
+    for k in range(2 * r + 1):
+        box(ax, 18.5 + tx * c, (th - 1 - (ty + k)) * c, c, c, fc="#ffe0b2" if ty + k == ry else "none", ec=INDIGO,
+            lw=1.2)
+    box(ax, 34.5 + tx * c, (bh - 1 - ty) * c, c, c, fc=INDIGO, ec=INDIGO)
+    arrow(ax, (18.5 + (tx + 1) * c + 0.2, (th - ty - r - 0.5) * c), (34.5 + tx * c - 0.2, (bh - ty - 0.5) * c),
+          color=INDIGO, rad=0.2)
+    ax.text(0, -0.5, "step 1 (orange): each thread sums 2r + 1 = 7 pixels along its tile rows ty = threadIdx.y, "
+            "threadIdx.y + 8 (all 14 rows of the tile)\ninto row_sums[ty][threadIdx.x];  __syncthreads()",
+            fontsize=8.5, va="top", color=ORANGE)
+    ax.text(0, -2.2, "step 2 (indigo): each thread inside the image adds the 7 row sums row_sums[threadIdx.y + dy]"
+            "[threadIdx.x], dy = 0..2r, and stores\nrounded_mean(sum, 49).  14 x 7 + 8 x 7 = 154 additions per column "
+            "of 8 outputs: about 19 per output instead of 49",
+            fontsize=8.5, va="top", color=INDIGO)
+    save(fig, out, "filter-separable.svg")
+
+
+def filter_median9(out):
+    """The 19 compare-exchanges of median_of_9: sort the rows, then three candidates, then their median."""
+    fig, ax = canvas(10.5, 3.3, (0, 33), (-2.6, 7.6))
+    vals = [[7, 2, 9], [4, 8, 1], [6, 3, 5]]
+    srt = [sorted(row) for row in vals]
+    mins, meds, maxs = [r[0] for r in srt], [r[1] for r in srt], [r[2] for r in srt]
+    cand = [max(mins), sorted(meds)[1], min(maxs)]
+
+    def grid(x0, rows, colours, title, note):
+        for j, row in enumerate(rows):
+            for i, v in enumerate(row):
+                fc = colours(i, j)
+                box(ax, x0 + i * 1.6, 4.2 - j * 1.6, 1.5, 1.5, fc=fc, ec=GREY, lw=0.8)
+                ax.text(x0 + i * 1.6 + 0.75, 4.95 - j * 1.6, str(v), ha="center", va="center", fontsize=10)
+        ax.text(x0 + 2.4, 6.4, title, ha="center", fontsize=9, weight="bold")
+        ax.text(x0 + 2.4, 0.6, note, ha="center", va="top", fontsize=8)
+
+    grid(0.5, vals, lambda i, j: "white", "the 3x3 window", "v[0..8], one channel\n(all four at once)")
+    arrow(ax, (5.6, 3.3), (7.3, 3.3))
+    ax.text(6.45, 3.7, "9", ha="center", fontsize=8, color=GREY)
+    grid(7.6, srt, lambda i, j: ("#e0f2f1", "#e8eaf6", "#ffe0b2")[i], "each row sorted",
+         "3 compare-exchanges per row:\nminima | medians | maxima")
+    arrow(ax, (12.7, 3.3), (14.6, 3.3))
+    ax.text(13.65, 3.7, "2 + 3 + 2", ha="center", fontsize=8, color=GREY)
+    for k, (label, v, fc) in enumerate((("largest minimum", cand[0], "#e0f2f1"),
+                                        ("median of the medians", cand[1], "#e8eaf6"),
+                                        ("smallest maximum", cand[2], "#ffe0b2"))):
+        box(ax, 15.0, 4.2 - k * 1.6, 1.5, 1.5, fc=fc, ec=GREY, lw=0.8)
+        ax.text(15.75, 4.95 - k * 1.6, str(v), ha="center", va="center", fontsize=10)
+        ax.text(16.8, 4.95 - k * 1.6, label, va="center", fontsize=8.5)
+    ax.text(17.4, 6.4, "three candidates", ha="center", fontsize=9, weight="bold")
+    arrow(ax, (24.2, 3.3), (26.6, 3.3))
+    ax.text(25.4, 3.7, "3", ha="center", fontsize=8, color=GREY)
+    med = sorted(cand)[1]
+    box(ax, 27.0, 2.6, 1.5, 1.5, fc=INDIGO, ec=INDIGO)
+    ax.text(27.75, 3.35, str(med), ha="center", va="center", fontsize=11, color="white", weight="bold")
+    ax.text(27.75, 6.4, "the median", ha="center", fontsize=9, weight="bold")
+    ax.text(27.75, 2.2, f"= {sorted(sum(vals, []))[4]}, the 5th of 9", ha="center", va="top", fontsize=8)
+    ax.text(0.5, -1.6, "9 + 7 + 3 = 19 compare-exchanges (min and max), no branches; a full sort of 9 values "
+            "needs 25 in the best known network", fontsize=8.5, va="top", color=GREY)
+    save(fig, out, "filter-median9.svg")
+
+
 def main() -> int:
     out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/figures")
     out.mkdir(parents=True, exist_ok=True)
     for draw in (hierarchy, latency_hiding, coalescing, transpose_tiles, banks, matmul_tiles, register_tile,
-                 bitonic_network, bitonic_passes, hello_grid, memory_spaces):
+                 bitonic_network, bitonic_passes, hello_grid, memory_spaces, filter_halo, filter_separable, filter_median9):
         draw(out)
     print(f"figures: wrote {', '.join(sorted(p.name for p in out.glob('*.svg')))} into {out}")
     return 0
