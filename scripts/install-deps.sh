@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev doctest-dev libpng-dev
+  libarchive-dev libssl-dev bubblewrap   # batch grading: archives, content hashes, the sandbox
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   mkdocs mkdocs-material python3-pymdownx   # the lecture companion (make docs); plots also need python3-matplotlib
 )

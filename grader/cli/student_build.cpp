@@ -128,22 +128,80 @@ std::string code_only(const std::string& source) {
 
 }  // namespace
 
-std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::vector<std::string>& patterns) {
-  const std::string text = code_only(source);
-  std::vector<ForbiddenUse> out;
+namespace {
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Calls each line of `text` with its number.
+template <typename F>
+void for_each_line(const std::string& text, F&& f) {
   int line = 1;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find('\n', start), text.size());
-    const std::string_view row(text.data() + start, end - start);
-    for (const auto& p : patterns) {
-      std::string lowered = p;
-      std::transform(lowered.begin(), lowered.end(), lowered.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (row.find(lowered) != std::string_view::npos) out.push_back({line, p});
-    }
+    f(line, std::string_view(text.data() + start, end - start));
     ++line;
     start = end + 1;
   }
+}
+
+}  // namespace
+
+std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::vector<std::string>& patterns,
+                                         bool whole_words) {
+  const std::string text = code_only(source);
+  std::vector<std::string> lowered;
+  for (auto p : patterns) {
+    std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return std::tolower(c); });
+    lowered.push_back(p);
+  }
+  std::vector<ForbiddenUse> out;
+  for_each_line(text, [&](int line, std::string_view row) {
+    for (std::size_t i = 0; i < patterns.size(); ++i) {
+      const std::string& p = lowered[i];
+      if (p.empty()) continue;
+      for (std::size_t at = row.find(p); at != std::string_view::npos; at = row.find(p, at + 1)) {
+        const bool starts = !identifier_char(p.front()) || at == 0 || !identifier_char(row[at - 1]);
+        const std::size_t after = at + p.size();
+        const bool ends = !whole_words || !identifier_char(p.back()) || after >= row.size() || !identifier_char(row[after]);
+        if (starts && ends) {
+          out.push_back({line, patterns[i]});
+          break;
+        }
+      }
+    }
+  });
+  return out;
+}
+
+const std::vector<std::string>& host_calls_forbidden_everywhere() {
+  static const std::vector<std::string> calls{
+      // files
+      "fopen", "fopen64", "freopen", "fdopen", "open", "openat", "creat", "fstream", "ofstream", "ifstream", "filebuf",
+      "std::filesystem", "unlink", "unlinkat", "rename", "mkdir", "rmdir", "ftruncate", "chmod", "chown", "symlink",
+      "opendir", "mmap",
+      // processes, threads, signals, dynamic loading, raw system calls
+      "fork", "vfork", "clone", "system", "popen", "execl", "execlp", "execle", "execv", "execvp", "execvpe", "execve",
+      "posix_spawn", "posix_spawnp", "kill", "ptrace", "prctl", "setrlimit", "syscall", "dlopen", "dlsym",
+      "std::thread", "std::jthread", "std::async", "pthread_create",
+      // network
+      "socket", "connect", "getaddrinfo", "gethostbyname", "sendto", "curl_easy_init"};
+  return calls;
+}
+
+std::vector<ForbiddenUse> find_escaping_includes(const std::string& source) {
+  std::vector<ForbiddenUse> out;
+  for_each_line(code_only(source), [&](int line, std::string_view row) {
+    const auto hash = row.find_first_not_of(" \t");
+    if (hash == std::string_view::npos || row[hash] != '#') return;
+    const auto include = row.find("include", hash);
+    if (include == std::string_view::npos) return;
+    const auto open = row.find_first_of("<\"", include);
+    if (open == std::string_view::npos) return;
+    const auto path = row.substr(open + 1);
+    if (path.substr(0, 1) == "/" || path.find("..") != std::string_view::npos)
+      out.push_back({line, "#include of a path outside the lab"});
+  });
   return out;
 }
 
@@ -197,14 +255,26 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
     return result;
   }
 
+  // Three kinds of refusal, each with file:line: the lab's forbidden libraries, the host calls no lab
+  // may make, and includes that reach for files outside the lab.
   for (const auto& f : files->second) {
-    const auto uses = find_forbidden(read_text(student_dir / f), manifest.forbidden);
-    if (uses.empty()) continue;
-    result.rejected = true;
-    result.message = fmt::format("{}:{} uses {}, which this lab forbids: the point is to write the kernels yourself",
-                                 (student_dir / f).string(), uses.front().line, uses.front().what);
-    for (const auto& u : uses) result.log += fmt::format("{}:{}: forbidden: {}\n", (student_dir / f).string(), u.line, u.what);
-    return result;
+    const std::string text = read_text(student_dir / f), where = (student_dir / f).string();
+    struct Scan {
+      std::vector<ForbiddenUse> uses;
+      std::string why;
+    };
+    const Scan scans[] = {
+        {find_forbidden(text, manifest.forbidden), "which this lab forbids: the point is to write the kernels yourself"},
+        {find_forbidden(text, host_calls_forbidden_everywhere(), true),
+         "which no lab may call: lab code computes on the device and touches no files, processes, threads or network"},
+        {find_escaping_includes(text), "include only the lab's headers and the harness's (gpulab/...) by name"}};
+    for (const auto& scan : scans) {
+      if (scan.uses.empty()) continue;
+      result.rejected = true;
+      result.message = fmt::format("{}:{} uses {}, {}", where, scan.uses.front().line, scan.uses.front().what, scan.why);
+      for (const auto& u : scan.uses) result.log += fmt::format("{}:{}: forbidden: {}\n", where, u.line, u.what);
+      return result;
+    }
   }
 
   fs::create_directories(work_dir);

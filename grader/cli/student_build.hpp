@@ -38,8 +38,16 @@ struct ForbiddenUse {
   int line;
   std::string what;  // the manifest's pattern that matched
 };
-// Where `source` mentions a forbidden pattern outside comments (case-insensitive), in line order.
-std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::vector<std::string>& patterns);
+// Where `source` mentions a forbidden pattern outside comments (case-insensitive), in line order. A
+// pattern matches where an identifier starts (cublas: cublasSgemm, not mycublas); with
+// `whole_words` it must also end there (fork, not forklift).
+std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::vector<std::string>& patterns,
+                                         bool whole_words = false);
+
+// What no lab file may call, whatever the lab: files, processes, threads, the network, dynamic loading.
+const std::vector<std::string>& host_calls_forbidden_everywhere();
+// `#include` lines that reach outside the lab's own folder and the harness (absolute paths, "..").
+std::vector<ForbiddenUse> find_escaping_includes(const std::string& source);
 
 // Keeps the lines of compiler output that matter (errors and their context), at most `max_lines`,
 // with absolute paths under `strip_prefix` made relative.

@@ -45,63 +45,6 @@ std::vector<TaskResult> all_tasks_failed(const Manifest& manifest, const std::ve
 
 namespace {
 
-constexpr rlim_t kMaxOutputBytes = 64ull << 20;  // a runaway printf loop fills no disk
-
-struct Exit {
-  bool timed_out = false;
-  int status = 0;  // from waitpid
-};
-
-// Starts the runner in its own process group and waits, killing the group when the progress
-// file has not grown for `timeout_s` seconds.
-Exit run_child(const std::vector<std::string>& argv, const fs::path& progress, const fs::path& output, double timeout_s) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("cannot start the lab runner: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-      ::close(fd);
-    }
-    const rlimit fsize{kMaxOutputBytes, kMaxOutputBytes};
-    ::setrlimit(RLIMIT_FSIZE, &fsize);
-    ::execv(args[0], args.data());
-    std::fprintf(stderr, "cannot execute %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-
-  using clock = std::chrono::steady_clock;
-  auto last_progress = clock::now();
-  std::uintmax_t last_size = 0;
-  Exit exit;
-  for (;;) {
-    const pid_t done = ::waitpid(pid, &exit.status, WNOHANG);
-    if (done == pid) break;
-    std::error_code ec;
-    const auto size = fs::file_size(progress, ec);
-    if (!ec && size != last_size) {
-      last_size = size;
-      last_progress = clock::now();
-    }
-    if (std::chrono::duration<double>(clock::now() - last_progress).count() > timeout_s) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &exit.status, 0);
-      exit.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ::kill(-pid, SIGKILL);  // anything the runner left behind in its group
-  return exit;
-}
-
 std::vector<nlohmann::json> read_events(const fs::path& progress) {
   std::vector<nlohmann::json> events;
   std::ifstream in(progress);
@@ -136,7 +79,9 @@ std::string signal_text(int sig) {
     case SIGILL:
       return "SIGILL, an illegal instruction";
     case SIGXFSZ:
-      return "SIGXFSZ: it printed more than 64 MiB";
+      return "SIGXFSZ: it wrote more than the output limit (a print in a loop?)";
+    case SIGXCPU:
+      return "SIGXCPU: it used more than its CPU time limit (a busy loop in host code?)";
     case SIGKILL:
       return "SIGKILL, killed from outside (out of memory?)";
     default:
@@ -160,7 +105,17 @@ LabRun supervise(const RunRequest& req) {
 
   std::vector<std::string> pending = select_tasks(m, req.tasks);
   std::map<std::string, TaskResult> finished;
+  const auto lab_start = std::chrono::steady_clock::now();
   while (!pending.empty()) {
+    Limits limits = req.limits;  // the wall-clock limit holds for the whole lab, over every restart
+    if (limits.wall_s > 0) {
+      limits.wall_s -= std::chrono::duration<double>(std::chrono::steady_clock::now() - lab_start).count();
+      if (limits.wall_s < 1) {
+        const auto message = fmt::format("not run: the lab used up its time limit of {:.0f} s", req.limits.wall_s);
+        for (auto& r : all_tasks_failed(m, pending, Status::timeout, message, "")) finished[r.task] = r;
+        break;
+      }
+    }
     ++run.processes;
     const fs::path progress = req.work_dir / fmt::format("progress-{}.jsonl", run.processes);
     fs::remove(progress);
@@ -169,9 +124,11 @@ LabRun supervise(const RunRequest& req) {
                                   std::to_string(req.seed), "--progress", progress.string()};
     if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
     if (!req.pictures_dir.empty()) argv.insert(argv.end(), {"--pictures", req.pictures_dir.string()});
+    if (req.hidden_cases) argv.push_back("--hidden-cases");
     for (const auto& t : pending) argv.insert(argv.end(), {"--task", t});
 
-    const Exit exit = run_child(argv, progress, output, timeout);
+    limits.idle_s = timeout;
+    const ChildExit exit = run_isolated(argv, output, limits, req.sandbox, progress);
 
     std::string current_task, current_case, setup_error;
     for (const auto& e : read_events(progress)) {
@@ -203,12 +160,19 @@ LabRun supervise(const RunRequest& req) {
     const std::string where = current_case.empty() ? "" : fmt::format(" in case {}", current_case);
     Status status = Status::crashed;
     std::string message;
-    if (exit.timed_out) {
+    if (exit.killed_for == "idle") {
       status = Status::timeout;
       message = fmt::format(
           "timed out after {:.0f} s without progress{} — an infinite loop, or a barrier (__syncthreads / barrier) "
           "that not every thread of the block reaches, e.g. inside an if",
           timeout, where);
+    } else if (exit.killed_for == "timeout") {
+      status = Status::timeout;
+      message = fmt::format("stopped after {:.0f} s, the time limit of the whole lab{}", limits.wall_s, where);
+    } else if (exit.killed_for == "memory") {
+      message = fmt::format("stopped{}: its processes used more than {:.1f} GiB of memory, the limit — a huge or "
+                            "leaking host allocation?",
+                            where, limits.memory_bytes / double(1ull << 30));
     } else if (WIFSIGNALED(exit.status)) {
       message = fmt::format("the runner crashed with {}{} — on a CPU OpenCL device an out-of-bounds access in a "
                             "kernel crashes the process: check the bounds test of every work-item; in host code, "
@@ -217,6 +181,9 @@ LabRun supervise(const RunRequest& req) {
     } else if (!setup_error.empty()) {
       status = Status::error;
       message = setup_error;
+    } else if (WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 126) {
+      status = Status::error;
+      message = fmt::format("the sandbox could not start the runner: {}", tail_of(output, 300));
     } else if (WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 127) {
       status = Status::error;
       message = fmt::format("cannot execute the runner {}", req.runner.string());
@@ -224,7 +191,9 @@ LabRun supervise(const RunRequest& req) {
       message = fmt::format("the runner exited with status {}{} before reporting (did student code call exit?)",
                             WEXITSTATUS(exit.status), where);
     }
-    const bool device_lost = WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3;
+    if (limits.processes && exit.peak_processes >= limits.processes / 2)
+      message += fmt::format(" (it had started {} processes, the limit is {}: a fork bomb?)", exit.peak_processes, limits.processes);
+    const bool device_lost = exit.killed_for.empty() && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3;
     if (current_task.empty() && device_lost) continue;  // the faulting task reported itself: rerun the rest
     if (current_task.empty()) {
       if (message.empty()) message = "the runner ended without reporting these tasks";

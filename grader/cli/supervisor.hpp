@@ -12,6 +12,7 @@
 #include "gpulab/manifest.hpp"
 #include "gpulab/metrics.hpp"
 #include "gpulab/results.hpp"
+#include "sandbox.hpp"
 
 namespace gpulab::cli {
 
@@ -36,6 +37,9 @@ struct RunRequest {
   std::optional<double> timeout_s;    // overrides the manifest's
   std::filesystem::path work_dir;     // progress and output files
   std::filesystem::path pictures_dir; // where image labs write their PNGs
+  bool hidden_cases = false;          // run the manifest's hidden cases too (instructor grading)
+  Limits limits;                      // on top of the progress timeout; idle_s is set from it
+  SandboxSpec sandbox;                // default: a plain child process
 };
 
 LabRun supervise(const RunRequest& request);

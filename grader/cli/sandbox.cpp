@@ -1,0 +1,343 @@
+#include "sandbox.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace gpulab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What the child keeps of the grader's environment: tools, locale, and the settings that pick and
+// configure the GPU and OpenCL drivers.
+bool passes_through(const std::string& name) {
+  static const char* exact[] = {"PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME",
+                                "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "OPENCL_VENDOR_PATH", "NO_COLOR"};
+  for (const char* e : exact)
+    if (name == e) return true;
+  return name.rfind("POCL_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0 || name.rfind("GPULAB_", 0) == 0;
+}
+
+std::vector<std::string> child_environment(const SandboxSpec& spec) {
+  std::map<std::string, std::string> env;
+  if (spec.isolation) {
+    for (char** e = environ; *e; ++e) {
+      const std::string entry = *e;
+      const auto eq = entry.find('=');
+      if (eq != std::string::npos && passes_through(entry.substr(0, eq))) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+    if (!spec.scratch.empty()) {
+      const std::string home = (spec.scratch / "home").string(), tmp = (spec.scratch / "tmp").string();
+      env["HOME"] = home;
+      env["TMPDIR"] = tmp;
+      env["XDG_CACHE_HOME"] = home + "/.cache";
+      env["POCL_CACHE_DIR"] = tmp + "/pocl";
+      env["CUDA_CACHE_PATH"] = tmp + "/nv";
+    }
+  } else {
+    for (char** e = environ; *e; ++e) {
+      const std::string entry = *e;
+      const auto eq = entry.find('=');
+      if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+  }
+  for (const auto& [k, v] : spec.env) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<std::string> bubblewrap_prefix(const Isolation& iso, const SandboxSpec& spec) {
+  std::vector<std::string> a{iso.bubblewrap_path, "--die-with-parent", "--new-session", "--unshare-net",
+                             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "gpulab-sandbox",
+                             "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"};
+  for (const auto& h : spec.hidden)
+    if (fs::is_directory(h)) a.insert(a.end(), {"--tmpfs", h.string()});
+  if (!spec.scratch.empty()) a.insert(a.end(), {"--bind", spec.scratch.string(), spec.scratch.string(), "--chdir", spec.scratch.string()});
+  a.push_back("--");
+  return a;
+}
+
+struct ProcessInfo {
+  pid_t ppid = 0;
+  unsigned uid = 0;
+  std::uint64_t rss_pages = 0;
+};
+
+std::map<pid_t, ProcessInfo> process_table() {
+  std::map<pid_t, ProcessInfo> table;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string state;
+    ProcessInfo info;
+    fields >> state >> info.ppid;
+    std::string skip;
+    for (int i = 0; i < 19 && fields; ++i) fields >> skip;  // fields 5..23
+    fields >> info.rss_pages;
+    struct ::stat st;
+    if (::stat(entry.path().c_str(), &st) == 0) info.uid = st.st_uid;
+    table[static_cast<pid_t>(std::stoi(name))] = info;
+  }
+  return table;
+}
+
+std::vector<pid_t> descendants(const std::map<pid_t, ProcessInfo>& table, pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  for (const auto& [pid, info] : table) children[info.ppid].push_back(pid);
+  std::vector<pid_t> out{root};
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (pid_t c : children[out[i]]) out.push_back(c);
+  return out;
+}
+
+// Signals every process of `uid` from a child that takes that uid (kill(-1) as that user).
+void kill_all_of_user(unsigned uid) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgid(uid) == 0 && ::setuid(uid) == 0)
+      for (int round = 0; round < 3; ++round) ::kill(-1, SIGKILL);
+    ::_exit(0);
+  }
+  if (pid > 0) ::waitpid(pid, nullptr, 0);
+}
+
+void kill_everything(pid_t child, const SandboxSpec& spec) {
+  ::kill(-child, SIGKILL);
+  for (int round = 0; round < 3; ++round) {
+    const auto table = process_table();
+    const auto tree = descendants(table, child);
+    if (tree.size() <= 1 && !table.count(child)) break;
+    for (pid_t p : tree) ::kill(p, SIGKILL);
+  }
+  if (spec.user) kill_all_of_user(*spec.user);
+}
+
+int processes_of(unsigned uid) {
+  int n = 0;
+  for (const auto& [pid, info] : process_table()) n += info.uid == uid;
+  return n;
+}
+
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const fs::path& output, const Limits& limits,
+                             const SandboxSpec& spec, int nproc_limit) {
+  ::setsid();  // its own session and process group: killed as one, no controlling terminal
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0) ::dup2(null, STDIN_FILENO);
+  const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+  }
+  auto limit = [](int resource, rlim_t value) {
+    const rlimit r{value, value};
+    ::setrlimit(resource, &r);
+  };
+  if (limits.output_bytes) limit(RLIMIT_FSIZE, limits.output_bytes);
+  if (limits.cpu_s > 0) {
+    const rlimit r{static_cast<rlim_t>(limits.cpu_s), static_cast<rlim_t>(limits.cpu_s) + 5};
+    ::setrlimit(RLIMIT_CPU, &r);
+  }
+  limit(RLIMIT_CORE, 0);
+  if (nproc_limit > 0) limit(RLIMIT_NPROC, static_cast<rlim_t>(nproc_limit));
+
+  const Isolation* iso = spec.isolation;
+  if (iso && iso->network_off && !iso->bubblewrap && ::unshare(CLONE_NEWNET) != 0) {
+    std::fprintf(stderr, "gpulab sandbox: cannot leave the network (%s)\n", std::strerror(errno));
+    ::_exit(126);
+  }
+  if (spec.user) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(*spec.user) != 0 || ::setuid(*spec.user) != 0) {
+      std::fprintf(stderr, "gpulab sandbox: cannot switch to user %u (%s)\n", *spec.user, std::strerror(errno));
+      ::_exit(126);
+    }
+  }
+  if (!spec.scratch.empty() && ::chdir(spec.scratch.c_str()) != 0) ::_exit(126);
+
+  std::vector<std::string> full = iso && iso->bubblewrap ? bubblewrap_prefix(*iso, spec) : std::vector<std::string>{};
+  full.insert(full.end(), argv.begin(), argv.end());
+  std::vector<char*> args;
+  for (auto& a : full) args.push_back(a.data());
+  args.push_back(nullptr);
+  auto env_strings = child_environment(spec);
+  std::vector<char*> env;
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+  ::execve(args[0], args.data(), env.data());
+  std::fprintf(stderr, "cannot execute %s: %s\n", args[0], std::strerror(errno));
+  ::_exit(127);
+}
+
+std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path candidate = fs::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return {};
+}
+
+// Whether `argv` runs and exits 0, optionally as `uid`; quiet.
+bool succeeds(const std::vector<std::string>& argv, std::optional<unsigned> uid, bool new_net = false) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    if (new_net && ::unshare(CLONE_NEWNET) != 0) ::_exit(1);
+    if (uid && (::setgroups(0, nullptr) != 0 || ::setgid(*uid) != 0 || ::setuid(*uid) != 0)) ::_exit(1);
+    if (::chdir("/") != 0) ::_exit(1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  return pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+constexpr unsigned kProbeUser = 61999;  // a uid without an account, like the job slots' (see grade.cpp)
+
+}  // namespace
+
+bool ChildExit::exited_ok() const { return killed_for.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+std::string Isolation::describe(const Limits& limits) const {
+  std::string what;
+  if (bubblewrap)
+    what = "bubblewrap: no network, read-only view of the machine except its scratch folder, own PID namespace";
+  else
+    what = fmt::format("no bubblewrap ({}): {}", why_no_bubblewrap,
+                       network_off ? "own network namespace (no network)" : "network NOT isolated");
+  what += own_user ? "; a user of its own per job" : "; runs as the grader's user (files NOT protected)";
+  std::vector<std::string> l;
+  if (limits.wall_s > 0) l.push_back(fmt::format("{:.0f} s wall clock", limits.wall_s));
+  if (limits.cpu_s > 0) l.push_back(fmt::format("{:.0f} s CPU", limits.cpu_s));
+  if (limits.memory_bytes) l.push_back(fmt::format("{:.1f} GiB memory", limits.memory_bytes / double(1ull << 30)));
+  if (limits.processes) l.push_back(fmt::format("{} processes", limits.processes));
+  if (limits.output_bytes) l.push_back(fmt::format("{} MiB per output file", limits.output_bytes >> 20));
+  return fmt::format("{}; limits: {}", what, fmt::join(l, ", "));
+}
+
+Isolation detect_isolation() {
+  Isolation iso;
+  const bool root = ::geteuid() == 0;
+  iso.bubblewrap_path = find_program("bwrap");
+  if (iso.bubblewrap_path.empty()) {
+    iso.why_no_bubblewrap = "bwrap is not installed (Debian package bubblewrap)";
+  } else {
+    const std::vector<std::string> probe{iso.bubblewrap_path, "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev",
+                                         "--proc", "/proc", "--unshare-net", "--unshare-pid", "--die-with-parent",
+                                         "--", "/bin/true"};
+    if (root && succeeds(probe, kProbeUser)) {
+      iso.bubblewrap = iso.own_user = true;
+    } else if (succeeds(probe, std::nullopt)) {
+      iso.bubblewrap = true;
+    } else {
+      iso.why_no_bubblewrap = "bwrap cannot create namespaces here (unprivileged user namespaces disabled?)";
+    }
+  }
+  if (iso.bubblewrap) {
+    iso.network_off = true;
+    return iso;
+  }
+  if (root) {
+    iso.own_user = succeeds({"/bin/true"}, kProbeUser);
+    iso.network_off = succeeds({"/bin/true"}, std::nullopt, true);
+  }
+  return iso;
+}
+
+void give_to_user(const fs::path& path, unsigned uid) {
+  std::error_code ec;
+  if (::lchown(path.c_str(), uid, uid) != 0) return;
+  if (!fs::is_directory(fs::symlink_status(path))) return;
+  for (auto it = fs::recursive_directory_iterator(path, ec); it != fs::recursive_directory_iterator(); it.increment(ec))
+    ::lchown(it->path().c_str(), uid, uid);
+}
+
+ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& output, const Limits& limits,
+                       const SandboxSpec& spec, const fs::path& progress_file) {
+  int nproc_limit = 0;
+  if (limits.processes > 0)
+    nproc_limit = spec.user ? limits.processes : processes_of(::geteuid()) + limits.processes;
+  if (!spec.scratch.empty()) {
+    fs::create_directories(spec.scratch / "home");
+    fs::create_directories(spec.scratch / "tmp");
+    if (spec.user) give_to_user(spec.scratch, *spec.user);
+  }
+
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
+  if (pid == 0) exec_child(argv, output, limits, spec, nproc_limit);
+
+  ChildExit exit;
+  auto last_progress = start;
+  std::uintmax_t last_size = 0;
+  auto last_memory_check = start - std::chrono::seconds(1);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  for (;;) {
+    if (::waitpid(pid, &exit.status, WNOHANG) == pid) break;
+    const auto now = clock::now();
+    if (!progress_file.empty()) {
+      std::error_code ec;
+      const auto size = fs::file_size(progress_file, ec);
+      if (!ec && size != last_size) last_size = size, last_progress = now;
+    }
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    if (limits.wall_s > 0 && elapsed > limits.wall_s) exit.killed_for = "timeout";
+    if (limits.idle_s > 0 && std::chrono::duration<double>(now - last_progress).count() > limits.idle_s) exit.killed_for = "idle";
+    if (exit.killed_for.empty() && now - last_memory_check > std::chrono::milliseconds(200)) {
+      last_memory_check = now;
+      const auto table = process_table();
+      const auto tree = descendants(table, pid);
+      std::uint64_t rss = 0;
+      for (pid_t p : tree)
+        if (auto it = table.find(p); it != table.end()) rss += it->second.rss_pages * static_cast<std::uint64_t>(page);
+      exit.peak_memory_bytes = std::max(exit.peak_memory_bytes, rss);
+      exit.peak_processes = std::max(exit.peak_processes, static_cast<int>(tree.size()));
+      if (limits.memory_bytes && rss > limits.memory_bytes) exit.killed_for = "memory";
+    }
+    if (!exit.killed_for.empty()) {
+      kill_everything(pid, spec);
+      ::waitpid(pid, &exit.status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill_everything(pid, spec);  // whatever it left behind
+  exit.wall_s = std::chrono::duration<double>(clock::now() - start).count();
+  return exit;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,64 @@
+// Starts a child process (a lab runner, a compiler) under limits, and, when grading submissions,
+// isolated: bubblewrap when it works here (no network, a read-only view of the machine with only
+// the scratch folder writable, own PID namespace), a user of its own per job slot when the grader
+// runs as root (so file permissions, the process limit and a final kill apply to it alone), and
+// resource limits and timeouts always. `describe()` says in words what was in force.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpulab::cli {
+
+struct Limits {
+  double wall_s = 0;                     // whole run; 0: none
+  double idle_s = 0;                     // without growth of `progress_file`; 0: none
+  double cpu_s = 0;                      // RLIMIT_CPU; 0: none
+  std::uint64_t memory_bytes = 0;        // resident memory of all its processes; 0: none
+  int processes = 0;                     // RLIMIT_NPROC beyond what the user runs already; 0: none
+  std::uint64_t output_bytes = 64ull << 20;  // RLIMIT_FSIZE: no file (stdout included) grows past it
+};
+
+struct Isolation {
+  bool bubblewrap = false;     // namespaces and the read-only view
+  bool own_user = false;       // runs as a user of its own (the grader is root)
+  bool network_off = false;    // own network namespace (bubblewrap, or unshare as root)
+  std::string bubblewrap_path;
+  std::string why_no_bubblewrap;  // when it is not used
+  // One line for reports: which isolation was in force.
+  std::string describe(const Limits& limits) const;
+};
+
+// How to run one command isolated; default-constructed: no isolation, only limits.
+struct SandboxSpec {
+  const Isolation* isolation = nullptr;       // null: the check command's plain child process
+  std::filesystem::path scratch;               // the only writable folder (also HOME and TMPDIR)
+  std::vector<std::filesystem::path> hidden;   // folders to hide entirely (solutions, other students)
+  std::optional<unsigned> user;                // the uid of the job slot (root grader only)
+  std::map<std::string, std::string> env;      // set on top of the passed-through environment
+};
+
+struct ChildExit {
+  int status = 0;          // from waitpid
+  std::string killed_for;  // "" or why the grader killed it: "timeout", "idle", "memory", "processes"
+  double wall_s = 0;
+  std::uint64_t peak_memory_bytes = 0;
+  int peak_processes = 0;
+  bool exited_ok() const;  // exited with status 0 and was not killed
+};
+
+// Finds out once which isolation this machine allows (bubblewrap actually tried, root or not).
+Isolation detect_isolation();
+
+// Runs `argv` with stdout and stderr appended to `output`, waits, and enforces `limits`; kills
+// every process the command started when it ends or is killed.
+ChildExit run_isolated(const std::vector<std::string>& argv, const std::filesystem::path& output,
+                       const Limits& limits, const SandboxSpec& spec, const std::filesystem::path& progress_file = {});
+
+// Gives `path` and everything under it to `uid` (the job slot's user), so it can write there.
+void give_to_user(const std::filesystem::path& path, unsigned uid);
+
+}  // namespace gpulab::cli

@@ -1,0 +1,402 @@
+#include "submission.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+namespace gpulab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The entry's path as clean components, or an error when it is absolute or climbs out with "..".
+std::vector<std::string> safe_components(std::string name, const std::string& archive) {
+  std::replace(name.begin(), name.end(), '\\', '/');  // zips made on Windows
+  if (name.empty() || name.front() == '/' || (name.size() > 1 && name[1] == ':'))
+    throw SubmissionError(fmt::format("{}: entry {} has an absolute path; archives must hold relative paths "
+                                      "(zip the folder from inside it)",
+                                      archive, name));
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    const auto end = std::min(name.find('/', start), name.size());
+    const std::string part = name.substr(start, end - start);
+    if (part == "..")
+      throw SubmissionError(fmt::format("{}: entry {} escapes the submission folder (\"..\"): refused, nothing of "
+                                        "this archive was graded; make the archive again from the course folder",
+                                        archive, name));
+    if (!part.empty() && part != ".") parts.push_back(part);
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "/") + p;
+  return out;
+}
+
+// Where a link at `at` pointing to `target` lands, relative to the top; empty when it leaves the top.
+std::string resolve_inside(const std::vector<std::string>& at, const std::string& target) {
+  if (target.empty() || target.front() == '/') return {};
+  std::vector<std::string> parts(at.begin(), at.end() - 1);
+  std::size_t start = 0;
+  while (start <= target.size()) {
+    const auto end = std::min(target.find('/', start), target.size());
+    const std::string part = target.substr(start, end - start);
+    if (part == "..") {
+      if (parts.empty()) return {};
+      parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    start = end + 1;
+  }
+  return joined(parts);
+}
+
+struct ArchiveReader {
+  archive* a = archive_read_new();
+  ~ArchiveReader() { archive_read_free(a); }
+};
+
+SubmissionFiles unpack_archive(const fs::path& file, const fs::path& scratch, const UnpackLimits& limits) {
+  const std::string name = file.filename().string();
+  std::error_code ec;
+  const auto size = fs::file_size(file, ec);
+  if (ec) throw SubmissionError(fmt::format("{}: cannot read the archive ({})", name, ec.message()));
+  if (size > limits.archive_bytes)
+    throw SubmissionError(fmt::format("{}: the archive is {} MiB, over the limit of {} MiB", name, size >> 20,
+                                      limits.archive_bytes >> 20));
+
+  ArchiveReader reader;
+  archive_read_support_filter_gzip(reader.a);
+  archive_read_support_format_zip(reader.a);
+  archive_read_support_format_tar(reader.a);
+  archive_read_support_format_gnutar(reader.a);
+  if (archive_read_open_filename(reader.a, file.c_str(), 1 << 16) != ARCHIVE_OK)
+    throw SubmissionError(fmt::format("{}: not a readable .zip or .tar.gz archive ({})", name,
+                                      archive_error_string(reader.a) ? archive_error_string(reader.a) : "unknown format"));
+
+  SubmissionFiles out;
+  out.root = scratch;
+  fs::create_directories(scratch);
+  struct Link {
+    std::vector<std::string> at;
+    std::string target;  // resolved, relative to the top
+  };
+  std::vector<Link> links;
+  std::uint64_t total = 0;
+  std::size_t entries = 0;
+  std::array<char, 1 << 16> buffer;
+  archive_entry* entry = nullptr;
+  for (;;) {
+    const int r = archive_read_next_header(reader.a, &entry);
+    if (r == ARCHIVE_EOF) break;
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+      throw SubmissionError(fmt::format("{}: the archive is damaged ({})", name, archive_error_string(reader.a)));
+    if (++entries > limits.entries)
+      throw SubmissionError(fmt::format("{}: more than {} entries; submit only the course folder", name, limits.entries));
+    const char* raw = archive_entry_pathname(entry);
+    const std::string path = raw ? raw : "";
+    const auto parts = safe_components(path, name);
+    if (parts.empty()) continue;
+    const char* hardlink = archive_entry_hardlink(entry);
+    const auto type = archive_entry_filetype(entry);
+    if (hardlink || type == AE_IFLNK) {
+      const std::string target = hardlink ? hardlink : (archive_entry_symlink(entry) ? archive_entry_symlink(entry) : "");
+      // A hard link names its target from the top of the archive, a symbolic link from its own folder.
+      const std::string inside = hardlink ? (safe_components(target, name), joined(safe_components(target, name)))
+                                          : resolve_inside(parts, target);
+      if (inside.empty())
+        throw SubmissionError(fmt::format("{}: entry {} is a {} to {}, outside the submission: refused, nothing of "
+                                          "this archive was graded; submit the files themselves",
+                                          name, path, hardlink ? "hard link" : "symbolic link", target));
+      links.push_back({parts, inside});
+      continue;
+    }
+    if (type == AE_IFDIR) {
+      fs::create_directories(scratch / joined(parts));
+      continue;
+    }
+    if (type != AE_IFREG)
+      throw SubmissionError(fmt::format("{}: entry {} is a special file (device, FIFO or socket): refused; submit "
+                                        "regular files only",
+                                        name, path));
+    const fs::path dest = scratch / joined(parts);
+    fs::create_directories(dest.parent_path());
+    const int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) throw SubmissionError(fmt::format("{}: cannot unpack {} ({})", name, path, std::strerror(errno)));
+    std::uint64_t written = 0;
+    for (;;) {
+      const la_ssize_t n = archive_read_data(reader.a, buffer.data(), buffer.size());
+      if (n == 0) break;
+      if (n < 0) {
+        ::close(fd);
+        throw SubmissionError(fmt::format("{}: entry {} is damaged ({})", name, path, archive_error_string(reader.a)));
+      }
+      written += static_cast<std::uint64_t>(n);
+      total += static_cast<std::uint64_t>(n);
+      if (written > limits.file_bytes || total > limits.total_bytes) {
+        ::close(fd);
+        throw SubmissionError(fmt::format(
+            "{}: unpacks to more than {} (at entry {}): refused as a possible zip bomb; submit only the lab files", name,
+            written > limits.file_bytes ? fmt::format("{} MiB in one file", limits.file_bytes >> 20)
+                                        : fmt::format("{} MiB in all", limits.total_bytes >> 20),
+            path));
+      }
+      if (::write(fd, buffer.data(), static_cast<std::size_t>(n)) != n) {
+        ::close(fd);
+        throw SubmissionError(fmt::format("{}: cannot unpack {} (disk full?)", name, path));
+      }
+    }
+    ::close(fd);
+    out.files.push_back(joined(parts));
+  }
+  // Links inside the archive become copies of what they point to.
+  std::set<std::string> present(out.files.begin(), out.files.end());
+  for (const auto& link : links) {
+    if (!present.count(link.target)) {
+      out.unusable[joined(link.at)] = fmt::format("a link to {}, which is not a file of the archive", link.target);
+      continue;
+    }
+    const fs::path dest = scratch / joined(link.at);
+    fs::create_directories(dest.parent_path());
+    fs::copy_file(scratch / link.target, dest, fs::copy_options::overwrite_existing);
+    out.files.push_back(joined(link.at));
+  }
+  if (out.files.empty() && out.unusable.empty())
+    throw SubmissionError(fmt::format("{}: the archive is empty; it must hold the lab folders (e.g. "
+                                      "labs/02-transpose/transpose.cu)",
+                                      name));
+  return out;
+}
+
+SubmissionFiles read_folder(const fs::path& folder, const UnpackLimits& limits) {
+  SubmissionFiles out;
+  out.root = folder;
+  const fs::path top = fs::canonical(folder);
+  std::error_code ec;
+  std::size_t entries = 0;
+  for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec) && !it->is_symlink(ec) && (name == ".git" || name == "build")) {
+      it.disable_recursion_pending();  // a clone's history and build outputs are never graded
+      continue;
+    }
+    if (++entries > limits.entries * 10) break;
+    const std::string rel = fs::relative(it->path(), folder).generic_string();
+    const auto status = it->symlink_status(ec);
+    if (fs::is_symlink(status)) {
+      const fs::path target = fs::weakly_canonical(it->path(), ec);
+      const auto rel_target = target.lexically_relative(top);
+      if (ec || rel_target.empty() || *rel_target.begin() == "..")
+        out.unusable[rel] = fmt::format("a symbolic link to {}, outside the submission; submit the file itself",
+                                        fs::read_symlink(it->path(), ec).string());
+      else if (fs::is_regular_file(target))
+        out.files.push_back(rel);
+      continue;
+    }
+    if (fs::is_regular_file(status))
+      out.files.push_back(rel);
+    else if (!fs::is_directory(status))
+      out.unusable[rel] = "a special file (device, FIFO or socket), not a regular file";
+  }
+  return out;
+}
+
+// Drops one wrapping folder as long as every path starts with the same one that is not a lab's.
+std::string common_wrapper(const SubmissionFiles& s, const std::set<std::string>& lab_folders) {
+  std::string prefix;
+  for (;;) {
+    std::string first;
+    bool same = true, any = false;
+    auto check = [&](const std::string& path) {
+      if (path.compare(0, prefix.size(), prefix) != 0) return;
+      const std::string rest = path.substr(prefix.size());
+      const auto slash = rest.find('/');
+      if (slash == std::string::npos) {
+        same = false;
+        return;
+      }
+      const std::string head = rest.substr(0, slash);
+      if (!any) first = head, any = true;
+      else if (head != first) same = false;
+    };
+    for (const auto& f : s.files) check(f);
+    for (const auto& [f, why] : s.unusable) check(f);
+    if (!any || !same || first == "labs" || lab_folders.count(first)) return prefix;
+    prefix += first + "/";
+  }
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string file_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+bool is_archive(const fs::path& entry) {
+  const std::string name = lower(entry.filename().string());
+  return ends_with(name, ".zip") || ends_with(name, ".tar.gz") || ends_with(name, ".tgz") || ends_with(name, ".tar");
+}
+
+std::string student_name(const fs::path& entry) {
+  std::string name = entry.filename().string();
+  for (const char* ext : {".tar.gz", ".tgz", ".zip", ".tar"})
+    if (ends_with(lower(name), ext)) {
+      name.resize(name.size() - std::strlen(ext));
+      break;
+    }
+  // Names become folder names and CSV cells: keep them plain.
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != '@') c = '_';
+  if (name.empty() || name.front() == '.') name = "_" + name;
+  return name;
+}
+
+SubmissionFiles open_submission(const fs::path& entry, const fs::path& scratch, const UnpackLimits& limits) {
+  const auto status = fs::symlink_status(entry);
+  if (fs::is_directory(status)) return read_folder(entry, limits);
+  if (fs::is_regular_file(status) && is_archive(entry)) return unpack_archive(entry, scratch, limits);
+  if (fs::is_symlink(status))
+    throw SubmissionError(fmt::format("{}: a symbolic link, not a folder or an archive: refused", entry.filename().string()));
+  throw SubmissionError(fmt::format("{}: not a folder, .zip or .tar.gz archive; each entry of the submissions folder is "
+                                    "one student",
+                                    entry.filename().string()));
+}
+
+std::vector<std::string> near_misses(const std::vector<std::string>& files, const std::string& expected_path) {
+  const std::string expected = file_name(expected_path);
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& f : files) {
+    if (f == expected_path) continue;
+    const std::string name = file_name(f);
+    std::size_t score;
+    if (name == expected) score = 0;  // right name, wrong folder
+    else if (lower(name) == lower(expected)) score = 1;
+    else if (const auto d = edit_distance(lower(name), lower(expected)); d <= 2 && expected.size() > 3) score = 1 + d;
+    else continue;
+    scored.push_back({score, f});
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < 3; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+LabFiles take_lab_files(const SubmissionFiles& s, const Manifest& m, const std::string& backend, const fs::path& lab_dir) {
+  LabFiles out;
+  const auto files = m.files.find(backend);
+  if (files == m.files.end()) return out;
+  const std::string prefix = common_wrapper(s, {m.id});
+  const std::set<std::string> present(s.files.begin(), s.files.end());
+  fs::create_directories(lab_dir);
+  for (const auto& f : files->second) {
+    const std::vector<std::string> candidates{prefix + "labs/" + m.id + "/" + f, prefix + m.id + "/" + f, prefix + f};
+    std::string found;
+    for (const auto& c : candidates) {
+      if (auto u = s.unusable.find(c); u != s.unusable.end()) {
+        out.missing.push_back(fmt::format("{} is {}", c, u->second));
+        found = "-";
+        break;
+      }
+      if (present.count(c)) {
+        found = c;
+        break;
+      }
+    }
+    if (found == "-") continue;
+    if (found.empty()) {
+      const std::string expected = "labs/" + m.id + "/" + f;
+      std::vector<std::string> relative;
+      for (const auto& p : s.files) relative.push_back(p.compare(0, prefix.size(), prefix) == 0 ? p.substr(prefix.size()) : p);
+      const auto close = near_misses(relative, expected);
+      if (close.empty())
+        out.missing.push_back(fmt::format("missing {}", expected));
+      else
+        out.missing.push_back(fmt::format("missing {} (found {}, expected {})", expected, close.front(), f));
+      continue;
+    }
+    fs::copy_file(fs::canonical(s.root / found), lab_dir / f, fs::copy_options::overwrite_existing);
+    ::chmod((lab_dir / f).c_str(), 0644);
+    out.taken.push_back(f);
+  }
+  return out;
+}
+
+struct Sha256::State {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  ~State() { EVP_MD_CTX_free(ctx); }
+};
+
+Sha256::Sha256() : state_(std::make_unique<State>()) {
+  if (!state_->ctx || EVP_DigestInit_ex(state_->ctx, EVP_sha256(), nullptr) != 1)
+    throw std::runtime_error("cannot start a SHA-256 digest (OpenSSL)");
+}
+Sha256::~Sha256() = default;
+
+Sha256& Sha256::update(const void* data, std::size_t size) {
+  EVP_DigestUpdate(state_->ctx, data, size);
+  return *this;
+}
+
+Sha256& Sha256::update_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {} to hash it", file.string()));
+  std::array<char, 1 << 16> buffer;
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) update(buffer.data(), static_cast<std::size_t>(in.gcount()));
+  return *this;
+}
+
+std::string Sha256::hex() {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(state_->ctx, digest, &size);
+  std::string out;
+  for (unsigned i = 0; i < size; ++i) out += fmt::format("{:02x}", digest[i]);
+  return out;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,80 @@
+// One student's submission, as the batch grader sees it: a folder or an archive (.zip, .tar.gz)
+// unpacked safely, then only the files the lab manifests list, taken into a scratch folder laid
+// out like labs/. Anything hostile in an archive (paths that escape, links that point outside,
+// special files, bombs) refuses the whole submission with a message that names the entry.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpulab/manifest.hpp"
+
+namespace gpulab::cli {
+
+// The submission cannot be graded at all; the message says which entry and why.
+class SubmissionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct UnpackLimits {
+  std::uint64_t archive_bytes = 256ull << 20;  // the archive file itself
+  std::uint64_t total_bytes = 64ull << 20;     // everything it unpacks to
+  std::uint64_t file_bytes = 16ull << 20;      // one file
+  std::size_t entries = 10000;
+};
+
+// What a submission holds: relative paths ('/'-separated) of its regular files, and the entries that
+// cannot be used (a link to outside the folder, a FIFO) with the reason.
+struct SubmissionFiles {
+  std::filesystem::path root;  // the folder the paths are relative to
+  std::vector<std::string> files;
+  std::map<std::string, std::string> unusable;
+};
+
+// True for the names batch grading accepts as archives.
+bool is_archive(const std::filesystem::path& entry);
+// The student's name for a submission entry: the folder or archive name without its extension.
+std::string student_name(const std::filesystem::path& entry);
+
+// A folder is read in place (symbolic links are followed only inside it); an archive is unpacked into
+// `scratch` under the limits, after every entry has been checked.
+SubmissionFiles open_submission(const std::filesystem::path& entry, const std::filesystem::path& scratch,
+                                const UnpackLimits& limits = {});
+
+struct LabFiles {
+  std::vector<std::string> taken;    // the manifest's files found, copied to the lab folder
+  std::vector<std::string> missing;  // "missing labs/02-transpose/transpose.cu (found Transpose.cu, expected transpose.cu)"
+  bool complete() const { return missing.empty(); }
+};
+
+// Copies the lab's files for `backend` from the submission into `lab_dir` (created). Files are looked
+// up as labs/<id>/<file>, <id>/<file>, or <file> at the top, under one wrapping folder or none.
+LabFiles take_lab_files(const SubmissionFiles& submission, const Manifest& manifest, const std::string& backend,
+                        const std::filesystem::path& lab_dir);
+
+// "found Transpose.cu, expected transpose.cu": names in `files` close to `expected` (same name in another
+// case or folder, or at most two edits away), best first.
+std::vector<std::string> near_misses(const std::vector<std::string>& files, const std::string& expected_path);
+
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  Sha256& update(const void* data, std::size_t size);
+  Sha256& update(const std::string& text) { return update(text.data(), text.size()); }
+  Sha256& update_file(const std::filesystem::path& file);  // throws when it cannot be read
+  std::string hex();  // finishes the digest
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace gpulab::cli
