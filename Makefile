@@ -9,6 +9,9 @@
 #   make test                       the project's own test suite (CTest)
 #   make docs                       the lecture companion (docs/) as a site in build/site
 #   make bench-docs                 measure the solutions on this device into docs/measured/
+#   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB=..] [BACKEND=..]
+#                                   batch-grade one folder or archive per student (gpulab grade --help)
+#   make student-release OUT=dir    the repository students clone: no solutions/, no hidden cases
 
 BUILD ?= build
 SOURCE ?= labs
@@ -20,7 +23,7 @@ check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--t
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
   $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
-.PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured
+.PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured grade student-release
 all: check
 
 deps:
@@ -35,6 +38,20 @@ harness: deps $(BUILD)/CMakeCache.txt
 
 check: harness
 	@$(BUILD)/gpulab check $(check_args)
+
+# Instructors: batch grading and the student repository.
+OUT ?= results
+grade_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) $(if $(BACKEND),--backend $(BACKEND)) \
+  $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
+  $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate)
+
+grade: harness
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1]"; exit 2; }
+	@$(BUILD)/gpulab grade $(grade_args)
+
+student-release: harness
+	@test -n "$(filter command line environment,$(origin OUT))" || { echo "usage: make student-release OUT=dir"; exit 2; }
+	@$(BUILD)/gpulab release --out "$(OUT)"
 
 devices: harness
 	@$(BUILD)/gpulab devices
@@ -52,6 +69,7 @@ BENCH ?= $(BUILD)/bench
 MEASURED ?= docs/measured
 
 docs: deps
+	@test -d solutions || { echo "docs: the site's lab chapters include code from solutions/, which the student repository does not have; build the site in the instructor repository"; exit 2; }
 	@mkdocs build --strict --quiet --site-dir "$(abspath $(BUILD))/site"
 	@echo "docs: built; open file://$(abspath $(BUILD))/site/index.html"
 

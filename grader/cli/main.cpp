@@ -11,6 +11,8 @@
 
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
+#include "grade.hpp"
+#include "release.hpp"
 #include "report.hpp"
 #include "student_build.hpp"
 #include "supervisor.hpp"
@@ -150,6 +152,39 @@ int check(const CheckOptions& o) {
   return run.all_passed() ? 0 : 1;
 }
 
+int grade(const CheckOptions& c, GradeOptions g) {
+  const Toolchain tc = Toolchain::load(own_directory());
+  const auto labs = select_labs(tc, c.labs);
+  const std::string backend = choose_backend(tc, c.backend);
+  g.labs = c.labs;
+  g.backend = backend;
+  g.device = c.device;
+  if (c.seed) g.seed = c.seed;
+  if (c.timeout > 0) g.idle_timeout_s = c.timeout;
+  const BatchSummary s = grade_batch(tc, labs, backend, g);
+  const fs::path out = fs::absolute(g.out);
+  fmt::print("graded {} of {} submissions ({} refused, {} unchanged and skipped) in {:.0f} s", s.graded, s.submissions,
+             s.refused, s.skipped_unchanged, s.wall_s);
+  if (s.graded > 0) fmt::print(": {:.0f} submissions per hour", s.graded / (s.wall_s / 3600));
+  fmt::print("\ngradebook: {}\n", (out / "grades.csv").string());
+  // The summary page is drawn by a Python script with matplotlib; without them the grades are still complete.
+  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  const std::string command = fmt::format("'{}' '{}' '{}'", python, (tc.repo / "scripts" / "grade" / "summary.py").string(),
+                                          out.string());
+  if (std::system(command.c_str()) == 0)
+    fmt::print("summary: {}\n", (out / "index.html").string());
+  else
+    fmt::print(stderr, "gpulab grade: the summary page was not written (see above; it needs python3-matplotlib); the "
+                       "grades are complete\n");
+  return 0;
+}
+
+int release(const std::string& out) {
+  const Toolchain tc = Toolchain::load(own_directory());
+  fmt::print("{}", describe(write_student_release(tc.repo, fs::absolute(out))));
+  return 0;
+}
+
 int devices() {
   for (const auto& backend : available_backends()) {
     const auto list = list_devices(backend);
@@ -181,10 +216,45 @@ int main(int argc, char** argv) {
   auto* build_cmd = app.add_subcommand("build", "only compile and link the student files");
   add_common(build_cmd);
   app.add_subcommand("devices", "list the CUDA and OpenCL devices");
+
+  GradeOptions g;
+  std::string submissions, out = "results";
+  auto* grade_cmd = app.add_subcommand(
+      "grade",
+      "batch-grade submissions: every entry of SUBMISSIONS (a folder, .zip or .tar.gz in the course layout) is "
+      "one student; results, gradebook and reports go to OUT. Rerunning skips unchanged students.");
+  grade_cmd->add_option("--submissions", submissions, "folder with one entry per student")->required();
+  grade_cmd->add_option("--out", out, "results folder (default: results)");
+  grade_cmd->add_option("--lab", o.labs, "grade only this lab (repeatable; default: every lab)");
+  grade_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
+  grade_cmd->add_option("--device", o.device, "device index or part of its name");
+  grade_cmd->add_option("--jobs", g.jobs, "submissions graded at once; each gets its own GPU when there are several")
+      ->check(CLI::Range(1, 256));
+  grade_cmd->add_flag("--force", g.force, "regrade students whose submission and grader are unchanged");
+  grade_cmd->add_flag("--calibrate", g.calibrate,
+                      "first run the reference solutions here and record their ratios (OUT/calibration.json)");
+  grade_cmd->add_option("--seed", o.seed, "one seed for every student (default: a fresh seed each, recorded)");
+  grade_cmd->add_option("--timeout", o.timeout, "seconds without progress before a lab is killed (default: the manifest's)");
+  grade_cmd->add_option("--time-limit", g.lab_time_limit_s, "seconds one lab of one student may run in all")
+      ->capture_default_str();
+  grade_cmd->add_option("--memory", g.memory_gib, "GiB of memory a submission's processes may use")->capture_default_str();
+  grade_cmd->add_option("--processes", g.processes, "processes and threads a submission may start")->capture_default_str();
+  grade_cmd->add_option("--output-limit", g.output_mib, "MiB a submission may print or write to one file")->capture_default_str();
+  grade_cmd->add_flag("--quiet", g.quiet, "print only the summary");
+
+  std::string release_out;
+  auto* release_cmd = app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
+  release_cmd->add_option("--out", release_out, "an empty or new folder")->required();
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (app.got_subcommand("devices")) return devices();
+    if (app.got_subcommand("release")) return release(release_out);
+    if (app.got_subcommand("grade")) {
+      g.submissions = submissions;
+      g.out = out;
+      return grade(o, g);
+    }
     o.build_only = app.got_subcommand("build");
     return check(o);
   } catch (const std::exception& e) {

@@ -42,13 +42,8 @@ std::string join_quoted(const nlohmann::json& list) {
   return out;
 }
 
-struct Command {
-  int status;
-  std::string output;
-};
-
-Command run_command(const std::string& command) {
-  Command c{-1, {}};
+CommandOutput run_command(const std::string& command) {
+  CommandOutput c;
   std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return c;
   std::array<char, 4096> buffer;
@@ -228,8 +223,9 @@ std::string trim_compiler_output(const std::string& output, const std::string& s
 }
 
 BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
-                      const fs::path& student_dir, const fs::path& work_dir) {
+                      const fs::path& student_dir, const fs::path& work_dir, const CommandRunner& run) {
   BuildResult result;
+  const CommandRunner execute = run ? run : CommandRunner(run_command);
   const auto& cfg = toolchain.config;
   if (!toolchain.has_backend(backend)) {
     result.message = fmt::format("this build has no {} backend (is its SDK installed?)", backend);
@@ -303,7 +299,7 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
     inputs.push_back(toolchain_file);
     if (!up_to_date(object, inputs, command)) {
       fs::remove(object);
-      const Command c = run_command(command);
+      const CommandOutput c = execute(command);
       if (c.status != 0) {
         result.message = fmt::format("{} does not compile", (student_dir / f).string());
         result.log = trim_compiler_output(c.output, strip);
@@ -329,7 +325,7 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
   command += " -Wl,--end-group" + join_quoted(backend_cfg["link"]);
   if (!up_to_date(runner, inputs, command)) {
     fs::remove(runner);
-    const Command c = run_command(command);
+    const CommandOutput c = execute(command);
     if (c.status != 0) {
       result.message = fmt::format("the {} files of {} do not link with the harness", backend, manifest.id);
       result.log = trim_compiler_output(c.output, strip) + link_hint(c.output);

@@ -3,6 +3,7 @@
 // toolchain.json, so a submission compiles only its own files.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,9 +31,18 @@ struct BuildResult {
   std::string log;               // the compiler's output, trimmed to the errors
 };
 
-// `student_dir` holds the lab's student files; objects go under `work_dir`.
+// Runs a shell command line and returns its exit status (0: success) and what it printed.
+struct CommandOutput {
+  int status = -1;
+  std::string output;
+};
+using CommandRunner = std::function<CommandOutput(const std::string& shell_command)>;
+
+// `student_dir` holds the lab's student files; objects go under `work_dir`. Compilers run through
+// `run` (batch grading passes its sandbox), or directly when it is empty.
 BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
-                      const std::filesystem::path& student_dir, const std::filesystem::path& work_dir);
+                      const std::filesystem::path& student_dir, const std::filesystem::path& work_dir,
+                      const CommandRunner& run = {});
 
 struct ForbiddenUse {
   int line;

@@ -1,0 +1,600 @@
+#include "grade.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "gpulab/device.hpp"
+#include "gpulab/random.hpp"
+#include "supervisor.hpp"
+
+#ifndef GPULAB_VERSION
+#define GPULAB_VERSION "0"
+#endif
+
+namespace gpulab::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Job slots run as users 62000, 62001, ... when the grader is root: uids without an account,
+// so a submission can write nowhere but its scratch folder and its processes are its own.
+constexpr unsigned kFirstSlotUser = 62000;
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text_atomically(const std::string& text, const fs::path& path) {
+  fs::create_directories(path.parent_path());
+  const fs::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error(fmt::format("cannot write {} (disk full?)", temporary.string()));
+  }
+  fs::rename(temporary, path);
+}
+
+std::string now_utc() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  return out;
+}
+
+std::string csv_cell(const std::string& s) {
+  // Quoted when needed; a leading = + - @ would be a formula in a spreadsheet.
+  std::string v = s;
+  if (!v.empty() && std::string("=+-@").find(v.front()) != std::string::npos &&
+      v.find_first_not_of("0123456789.-") != std::string::npos)
+    v = "'" + v;
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string points_text(double p) { return fmt::format("{:g}", std::round(p * 100) / 100); }
+
+// A RunSummary again, from a result record: the console report's renderer makes the feedback.
+RunSummary summary_of(const json& result) {
+  RunSummary run;
+  run.source = result.value("submission", "");
+  run.backend = result.value("backend", "");
+  run.seed = result.value("seed", std::uint64_t{0});
+  for (const auto& l : result.value("labs", json::array())) {
+    LabRun lab;
+    lab.id = l.value("id", "");
+    lab.name = l.value("name", "");
+    lab.title = l.value("title", "");
+    lab.backend = l.value("backend", "");
+    lab.device = l.value("device", json());
+    if (l.contains("calibration")) {
+      lab.calibration.unit = l["calibration"].value("unit", "");
+      lab.calibration.library = l["calibration"].value("library", "");
+      lab.calibration.rates = l["calibration"].value("rates", std::map<std::string, double>{});
+    }
+    lab.tasks = l.value("tasks", std::vector<TaskResult>{});
+    lab.output = l.value("output", "");
+    run.labs.push_back(std::move(lab));
+  }
+  return run;
+}
+
+struct Batch {
+  const Toolchain& tc;
+  const std::vector<Manifest>& labs;
+  const std::string& backend;
+  const GradeOptions& o;
+  fs::path out, submissions;
+  std::string version;
+  Isolation isolation;
+  Limits run_limits, compile_limits;
+  std::vector<fs::path> hidden;       // what a submission must not see
+  json calibration;                   // reference ratios on this machine, when known
+  std::vector<std::string> gpus;      // CUDA_VISIBLE_DEVICES value per GPU
+  std::vector<std::unique_ptr<std::mutex>> gpu_locks;  // one timing run per GPU at a time
+  int cpu_threads_per_job = 1;
+  std::mutex print_lock;
+};
+
+std::string selection_key(const Batch& b) {
+  std::vector<std::string> ids;
+  for (const auto& m : b.labs) ids.push_back(m.id);
+  return fmt::format("{}:{}", b.backend, fmt::join(ids, ","));
+}
+
+SandboxSpec sandbox_for(const Batch& b, const fs::path& scratch, int slot) {
+  SandboxSpec spec;
+  spec.isolation = &b.isolation;
+  spec.scratch = scratch;
+  spec.hidden = b.hidden;
+  if (b.isolation.own_user) spec.user = kFirstSlotUser + static_cast<unsigned>(slot);
+  if (!b.gpus.empty()) spec.env["CUDA_VISIBLE_DEVICES"] = b.gpus[static_cast<std::size_t>(slot) % b.gpus.size()];
+  // PoCL's CPU device: the cores are shared among the jobs.
+  spec.env["POCL_CPU_MAX_CU_NUM"] = std::to_string(b.cpu_threads_per_job);
+  spec.env["POCL_MAX_PTHREAD_COUNT"] = std::to_string(b.cpu_threads_per_job);
+  return spec;
+}
+
+json reference_for(const Batch& b, const std::string& lab, const std::string& task) {
+  if (!b.calibration.contains("labs") || !b.calibration["labs"].contains(lab) || !b.calibration["labs"][lab].contains(task))
+    return nullptr;
+  return b.calibration["labs"][lab][task];
+}
+
+json lab_json(const Batch& b, const LabRun& lab) {
+  RunSummary one;
+  one.labs.push_back(lab);
+  json l = to_json(one)["labs"][0];
+  double score = 0, max_score = 0;
+  for (auto& t : l["tasks"]) {
+    score += t.value("points", 0.0);
+    if (!t.value("bonus", false)) max_score += t.value("max_points", 0.0);
+    if (const json ref = reference_for(b, lab.id, t.value("task", "")); !ref.is_null()) t["reference"] = ref;
+  }
+  l["score"] = score;
+  l["max_score"] = max_score;
+  return l;
+}
+
+struct StudentJob {
+  fs::path entry;
+  std::string name;
+};
+
+enum class Outcome { graded, skipped, refused };
+
+Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
+  const auto started = std::chrono::steady_clock::now();
+  const fs::path student_out = b.out / "students" / job.name;
+  const fs::path scratch = b.out / ".scratch" / job.name;
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+
+  json result{{"student", job.name},
+              {"submission", job.entry.filename().string()},
+              {"grader_version", b.version},
+              {"selection", selection_key(b)},
+              {"backend", b.backend},
+              {"isolation", b.isolation.describe(b.run_limits)},
+              {"error", ""},
+              {"notes", json::array()},
+              {"labs", json::array()},
+              {"score", 0.0},
+              {"max_score", 0.0}};
+  double max_score = 0;
+  for (const auto& m : b.labs)
+    for (const auto& t : m.tasks)
+      if (!t.bonus && m.files.count(b.backend)) max_score += t.points;
+  result["max_score"] = max_score;
+  const std::uint64_t seed = b.o.seed ? *b.o.seed : fresh_seed();
+  result["seed"] = seed;
+
+  SubmissionFiles files;
+  try {
+    files = open_submission(job.entry, scratch / "unpacked");
+  } catch (const SubmissionError& e) {
+    result["error"] = e.what();
+  }
+
+  // The files each lab grades, and their hash: what decides whether a rerun may skip this student.
+  std::map<std::string, LabFiles> taken;
+  Sha256 hash;
+  hash.update(selection_key(b));
+  if (result["error"].get<std::string>().empty()) {
+    for (const auto& m : b.labs) {
+      if (!m.files.count(b.backend)) continue;
+      taken[m.id] = take_lab_files(files, m, b.backend, scratch / "labs" / m.id);
+      for (const auto& f : taken[m.id].taken) {
+        hash.update(m.id + "/" + f);
+        hash.update("\n", 1);
+        hash.update_file(scratch / "labs" / m.id / f);
+        hash.update("\n", 1);
+      }
+      for (const auto& missing : taken[m.id].missing) result["notes"].push_back(fmt::format("{}: {}", m.id, missing));
+    }
+    std::size_t found = 0;
+    for (const auto& [id, t] : taken) found += t.taken.size();
+    if (found == 0) {
+      std::vector<std::string> some(files.files.begin(), files.files.begin() + std::min<std::size_t>(files.files.size(), 5));
+      result["error"] = fmt::format("{}: none of the lab files is there (it holds: {}); a submission holds the course "
+                                    "layout, e.g. labs/02-transpose/transpose.cu",
+                                    job.entry.filename().string(), some.empty() ? "nothing" : fmt::format("{}", fmt::join(some, ", ")));
+    }
+  } else {
+    hash.update(read_text(job.entry).substr(0, 1 << 20));
+  }
+  result["content_hash"] = "sha256:" + hash.hex();
+
+  // Resume: the same files, graded by the same grader with the same selection, need no second run.
+  const fs::path record = student_out / "result.json";
+  if (!b.o.force && fs::exists(record)) {
+    const json old = json::parse(read_text(record), nullptr, false);
+    if (!old.is_discarded() && old.value("content_hash", "") == result["content_hash"] &&
+        old.value("grader_version", "") == b.version && old.value("selection", "") == result["selection"]) {
+      fs::remove_all(scratch);
+      return Outcome::skipped;
+    }
+  }
+
+  const bool refused = !result["error"].get<std::string>().empty();
+  if (!refused) {
+    const SandboxSpec spec = sandbox_for(b, scratch, slot);
+    const CommandRunner compile = [&](const std::string& command) {
+      const fs::path log = scratch / "tmp" / "compile.log";
+      fs::create_directories(log.parent_path());
+      fs::remove(log);
+      const ChildExit e = run_isolated({"/bin/sh", "-c", command}, log, b.compile_limits, spec);
+      CommandOutput c;
+      c.output = read_text(log);
+      c.status = e.exited_ok() ? 0 : 1;
+      if (e.killed_for == "timeout")
+        c.output += fmt::format("\nerror: the compiler was stopped after {:.0f} s (the compile time limit)", b.compile_limits.wall_s);
+      else if (e.killed_for == "memory")
+        c.output += fmt::format("\nerror: the compiler was stopped: it used more than {:.1f} GiB of memory",
+                                b.compile_limits.memory_bytes / double(1ull << 30));
+      return c;
+    };
+    for (const auto& m : b.labs) {
+      if (!m.files.count(b.backend)) continue;
+      const auto tasks = select_tasks(m, {});
+      const fs::path lab_dir = scratch / "labs" / m.id;
+      LabRun lab;
+      const LabFiles& t = taken[m.id];
+      if (!t.complete()) {
+        lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = b.backend;
+        lab.tasks = all_tasks_failed(m, tasks, Status::compile_error, fmt::format("{}", fmt::join(t.missing, "; ")), "");
+      } else {
+        const BuildResult build = build_lab(b.tc, m, b.backend, lab_dir, scratch / "build" / m.id, compile);
+        if (!build.ok) {
+          lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = b.backend;
+          lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error,
+                                       build.message, build.log);
+        } else {
+          RunRequest req;
+          req.runner = build.runner;
+          req.manifest = &m;
+          req.student_dir = lab_dir;
+          req.backend = b.backend;
+          req.device = b.o.device;
+          req.seed = seed;
+          req.tasks = tasks;
+          if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
+          req.work_dir = scratch / "run" / m.id;
+          req.pictures_dir = scratch / "pictures" / m.id;
+          req.hidden_cases = true;
+          req.limits = b.run_limits;
+          req.sandbox = spec;
+          // Timings are only fair when one submission at a time runs on a GPU.
+          std::unique_lock<std::mutex> gpu;
+          if (!b.gpu_locks.empty()) gpu = std::unique_lock(*b.gpu_locks[static_cast<std::size_t>(slot) % b.gpu_locks.size()]);
+          lab = supervise(req);
+        }
+      }
+      // Paths in messages: the scratch folder means nothing to a student.
+      const std::string scratch_prefix = scratch.string() + "/";
+      for (auto& task : lab.tasks) {
+        for (std::string* text : {&task.message, &task.details})
+          for (std::size_t at; (at = text->find(scratch_prefix)) != std::string::npos;) text->erase(at, scratch_prefix.size());
+        for (auto& c : task.cases) c.pictures.clear();  // pictures stay in the scratch folder, not in reports
+      }
+      result["labs"].push_back(lab_json(b, lab));
+    }
+  }
+  double score = 0;
+  for (const auto& l : result["labs"]) score += l.value("score", 0.0);
+  result["score"] = score;
+  result["graded_at"] = now_utc();
+  result["duration_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  // The record last: a student counts as graded only once every file of theirs is complete.
+  write_text_atomically(gradescope_results(result).dump(2, ' ', false, json::error_handler_t::replace) + "\n",
+                        student_out / "results.json");
+  write_text_atomically(feedback_text(result), student_out / "feedback.txt");
+  write_text_atomically(feedback_html(result), student_out / "feedback.html");
+  write_text_atomically(result.dump(2, ' ', false, json::error_handler_t::replace) + "\n", record);
+  fs::remove_all(scratch);
+
+  if (!b.o.quiet) {
+    std::lock_guard lock(b.print_lock);
+    if (refused)
+      fmt::print("  {}: refused: {}\n", job.name, result["error"].get<std::string>());
+    else
+      fmt::print("  {}: {} / {} points ({:.0f} s)\n", job.name, points_text(score), points_text(max_score),
+                 result["duration_s"].get<double>());
+    std::fflush(stdout);
+  }
+  return refused ? Outcome::refused : Outcome::graded;
+}
+
+// Holds OUT/.lock for the batch: two batches writing one OUT would overwrite each other.
+class BatchLock {
+ public:
+  explicit BatchLock(const fs::path& out) : fd_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0)
+      throw std::runtime_error(fmt::format("another gpulab grade is writing {}: wait for it, or choose another OUT", out.string()));
+  }
+  ~BatchLock() { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+std::vector<StudentJob> list_submissions(const fs::path& dir) {
+  if (!fs::is_directory(dir))
+    throw std::invalid_argument(fmt::format("SUBMISSIONS={} is not a folder: it must hold one folder or archive per student",
+                                            dir.string()));
+  std::vector<StudentJob> jobs;
+  std::map<std::string, fs::path> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string file = e.path().filename().string();
+    if (file.empty() || file.front() == '.') continue;
+    StudentJob job{e.path(), student_name(e.path())};
+    if (auto it = names.find(job.name); it != names.end())
+      throw std::invalid_argument(fmt::format("{} and {} are the same student ({}): keep one of them", it->second.filename().string(),
+                                              file, job.name));
+    names[job.name] = e.path();
+    jobs.push_back(job);
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return jobs;
+}
+
+}  // namespace
+
+std::string grader_version(const Toolchain& tc, const std::vector<Manifest>& labs, const std::string& backend) {
+  Sha256 h;
+  h.update(GPULAB_VERSION);
+  h.update_file(fs::canonical("/proc/self/exe"));
+  h.update_file(tc.build_dir / "toolchain.json");
+  for (const auto& m : labs) {
+    h.update_file(m.path);
+    const std::string key = m.name + "/" + backend;
+    if (tc.config["labs"].contains(key))
+      for (const auto& lib : tc.config["labs"][key]) h.update_file(lib.get<std::string>());
+  }
+  return fmt::format("{}+{}", GPULAB_VERSION, h.hex().substr(0, 12));
+}
+
+json gradescope_results(const json& result) {
+  json tests = json::array();
+  for (const auto& l : result.value("labs", json::array()))
+    for (const auto& t : l.value("tasks", json::array())) {
+      std::string output = t.value("message", "");
+      if (!t.value("details", "").empty()) output += "\n" + t.value("details", "");
+      if (t.contains("ratio") && t.contains("threshold"))
+        output += fmt::format("\n{}: {:.3f} (needed {:.3f})", t.value("metric", ""), t["ratio"].get<double>(),
+                              t["threshold"].get<double>());
+      const std::string status = t.value("status", "");
+      tests.push_back({{"name", fmt::format("{} / {} ({}){}", l.value("id", ""), t.value("task", ""), t.value("function", ""),
+                                            t.value("bonus", false) ? " [bonus]" : "")},
+                       {"score", t.value("points", 0.0)},
+                       {"max_score", t.value("max_points", 0.0)},
+                       {"status", status == "passed" ? "passed" : "failed"},
+                       {"output", status == "passed" && output.empty() ? "passed" : output},
+                       {"visibility", "visible"}});
+    }
+  std::string output;
+  if (!result.value("error", "").empty()) output = "Your submission could not be graded: " + result.value("error", "");
+  for (const auto& n : result.value("notes", json::array())) output += (output.empty() ? "" : "\n") + n.get<std::string>();
+  return {{"score", result.value("score", 0.0)},
+          {"max_score", result.value("max_score", 0.0)},
+          {"execution_time", static_cast<int>(result.value("duration_s", 0.0))},
+          {"output", output},
+          {"tests", tests}};
+}
+
+std::string feedback_text(const json& result) {
+  std::string text = fmt::format("gpulab grade: {} ({})\nsubmission content: {}\ngrader: {}\nisolation: {}\n\n",
+                                 result.value("student", ""), result.value("submission", ""),
+                                 result.value("content_hash", ""), result.value("grader_version", ""),
+                                 result.value("isolation", ""));
+  if (!result.value("error", "").empty())
+    text += fmt::format("Your submission could not be graded:\n  {}\n\nScore: 0 / {}\n", result.value("error", ""),
+                        points_text(result.value("max_score", 0.0)));
+  if (!result.value("notes", json::array()).empty()) {
+    text += "Notes:\n";
+    for (const auto& n : result["notes"]) text += "  " + n.get<std::string>() + "\n";
+    text += "\n";
+  }
+  if (!result.value("labs", json::array()).empty()) {
+    text += render_report(summary_of(result), false);
+    for (const auto& l : result["labs"])
+      for (const auto& t : l.value("tasks", json::array()))
+        if (t.contains("reference") && t["reference"].contains("ratio") && t.contains("ratio"))
+          text += fmt::format("{} {}: your {} {:.3f}; the reference solution on this machine {:.3f}\n", l.value("id", ""),
+                              t.value("task", ""), t.value("metric", ""), t["ratio"].get<double>(),
+                              t["reference"]["ratio"].get<double>());
+  }
+  return text;
+}
+
+std::string feedback_html(const json& result) {
+  const double score = result.value("score", 0.0), max = result.value("max_score", 0.0);
+  return fmt::format(R"(<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>gpulab feedback: {0}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}}pre{{background:#f6f6f6;padding:1em;overflow-x:auto;
+white-space:pre-wrap}}.score{{font-size:1.4em;font-weight:bold}}</style></head>
+<body><h1>Feedback for {0}</h1><p class="score">{1} / {2} points</p>
+<p>This is what <code>make check</code> shows for the files you submitted, graded on the course's machine
+(including cases you do not see when you run it yourself).</p>
+<pre>{3}</pre></body></html>
+)",
+                     html_escape(result.value("student", "")), points_text(score), points_text(max),
+                     html_escape(feedback_text(result)));
+}
+
+std::string gradebook_csv(const std::vector<json>& results, const std::vector<Manifest>& labs) {
+  std::vector<std::pair<std::string, std::string>> columns;  // lab id, task
+  for (const auto& m : labs)
+    for (const auto& t : m.tasks) columns.emplace_back(m.id, t.name);
+  std::string csv = "student,submission";
+  for (const auto& [lab, task] : columns) csv += "," + csv_cell(lab + "/" + task);
+  csv += ",score,max_score,error\n";
+  for (const auto& r : results) {
+    csv += csv_cell(r.value("student", "")) + "," + csv_cell(r.value("submission", ""));
+    for (const auto& [lab, task] : columns) {
+      double points = 0;
+      for (const auto& l : r.value("labs", json::array()))
+        if (l.value("id", "") == lab)
+          for (const auto& t : l.value("tasks", json::array()))
+            if (t.value("task", "") == task) points = t.value("points", 0.0);
+      csv += "," + points_text(points);
+    }
+    std::string error = r.value("error", "");
+    csv += "," + points_text(r.value("score", 0.0)) + "," + points_text(r.value("max_score", 0.0)) + "," + csv_cell(error) + "\n";
+  }
+  return csv;
+}
+
+BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs, const std::string& backend,
+                         const GradeOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string started_at = now_utc();
+  Batch b{tc, labs, backend, o};
+  b.out = fs::absolute(o.out).lexically_normal();
+  b.submissions = fs::absolute(o.submissions).lexically_normal();
+  auto jobs = list_submissions(b.submissions);
+  fs::create_directories(b.out / "students");
+  BatchLock lock(b.out);
+  fs::remove_all(b.out / ".scratch");  // what a killed batch left half done
+  fs::create_directories(b.out / ".scratch");
+
+  b.version = grader_version(tc, labs, backend);
+  b.isolation = detect_isolation();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int jobs_n = std::max(1, o.jobs);
+  b.cpu_threads_per_job = std::max(1, static_cast<int>(cores) / jobs_n);
+  b.run_limits.wall_s = o.lab_time_limit_s;
+  b.run_limits.cpu_s = o.lab_time_limit_s * b.cpu_threads_per_job;
+  b.run_limits.memory_bytes = static_cast<std::uint64_t>(o.memory_gib * double(1ull << 30));
+  b.run_limits.processes = o.processes;
+  b.run_limits.output_bytes = static_cast<std::uint64_t>(o.output_mib * double(1ull << 20));
+  b.compile_limits = b.run_limits;
+  b.compile_limits.wall_s = std::min(300.0, o.lab_time_limit_s);
+  b.compile_limits.cpu_s = b.compile_limits.wall_s * 2;
+  // A submission sees neither the solutions, nor the course's tests and history, nor other students.
+  for (const char* p : {"solutions", "tests", ".git"}) b.hidden.push_back(tc.repo / p);
+  b.hidden.push_back(b.submissions);
+  b.hidden.push_back(b.out);
+  if (backend == "cuda") {
+    const auto gpus = list_devices("cuda");
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    std::vector<std::string> ids;
+    if (visible && *visible) {
+      std::stringstream s(visible);
+      for (std::string id; std::getline(s, id, ',');) ids.push_back(id);
+    }
+    for (std::size_t i = 0; i < gpus.size(); ++i) b.gpus.push_back(i < ids.size() ? ids[i] : std::to_string(i));
+    for (std::size_t i = 0; i < std::max<std::size_t>(1, b.gpus.size()); ++i) b.gpu_locks.push_back(std::make_unique<std::mutex>());
+  }
+  if (fs::exists(b.out / "calibration.json")) b.calibration = json::parse(read_text(b.out / "calibration.json"), nullptr, false);
+
+  if (!o.quiet) {
+    fmt::print("gpulab grade: {} submissions from {} into {} ({}, {} job{}, grader {})\nisolation: {}\n", jobs.size(),
+               b.submissions.string(), b.out.string(), backend, jobs_n, jobs_n > 1 ? "s" : "", b.version,
+               b.isolation.describe(b.run_limits));
+    std::fflush(stdout);
+  }
+
+  if (o.calibrate) {
+    // The reference solutions, graded like a student, give the ratios this machine reaches.
+    Batch& ref = b;
+    StudentJob job{tc.repo / "solutions", "_reference-solution"};
+    fs::remove(b.out / "students" / job.name / "result.json");
+    grade_student(ref, job, 0);
+    const json r = json::parse(read_text(b.out / "students" / job.name / "result.json"));
+    json cal{{"grader_version", b.version}, {"measured_at", now_utc()}, {"labs", json::object()}};
+    for (const auto& l : r["labs"]) {
+      if (l.contains("device")) cal["device"] = l["device"];
+      for (const auto& t : l["tasks"]) {
+        json entry{{"status", t.value("status", "")}, {"ratios", t.value("ratios", json::object())}};
+        if (t.contains("ratio")) entry["ratio"] = t["ratio"], entry["metric"] = t.value("metric", "");
+        cal["labs"][l.value("id", "")][t.value("task", "")] = entry;
+      }
+    }
+    write_text_atomically(cal.dump(2) + "\n", b.out / "calibration.json");
+    fs::remove_all(b.out / "students" / job.name);
+    b.calibration = cal;
+    if (!o.quiet) fmt::print("  calibration: the reference solutions' ratios on this machine are in {}\n", (b.out / "calibration.json").string());
+  }
+
+  BatchSummary summary;
+  summary.submissions = static_cast<int>(jobs.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex count_lock;
+  auto worker = [&](int slot) {
+    for (std::size_t i; (i = next++) < jobs.size();) {
+      Outcome outcome;
+      try {
+        outcome = grade_student(b, jobs[i], slot);
+      } catch (const std::exception& e) {
+        // The grader's own failure for this student (disk full, ...): say so, keep the batch going.
+        std::lock_guard lock(b.print_lock);
+        fmt::print(stderr, "  {}: not graded, the grader failed: {}\n", jobs[i].name, e.what());
+        continue;
+      }
+      std::lock_guard lock(count_lock);
+      if (outcome == Outcome::skipped) ++summary.skipped_unchanged;
+      else ++summary.graded, summary.refused += outcome == Outcome::refused;
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int s = 0; s < jobs_n; ++s) workers.emplace_back(worker, s);
+  for (auto& w : workers) w.join();
+  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  std::vector<json> results;
+  for (const auto& job : jobs) {
+    const fs::path record = b.out / "students" / job.name / "result.json";
+    if (fs::exists(record)) results.push_back(json::parse(read_text(record), nullptr, false));
+  }
+  std::erase_if(results, [](const json& j) { return j.is_discarded(); });
+  write_text_atomically(gradebook_csv(results, labs), b.out / "grades.csv");
+  std::vector<std::string> ids;
+  for (const auto& m : labs) ids.push_back(m.id);
+  const double hours = summary.wall_s / 3600;
+  json batch{{"grader_version", b.version}, {"started", started_at}, {"finished", now_utc()}, {"backend", backend},
+             {"isolation", b.isolation.describe(b.run_limits)}, {"jobs", jobs_n}, {"submissions", summary.submissions},
+             {"graded", summary.graded}, {"refused", summary.refused}, {"skipped_unchanged", summary.skipped_unchanged},
+             {"wall_s", summary.wall_s}, {"labs", ids},
+             {"throughput_per_hour", summary.graded > 0 && hours > 0 ? summary.graded / hours : 0.0}};
+  if (!b.gpus.empty()) batch["gpus"] = b.gpus;
+  write_text_atomically(batch.dump(2) + "\n", b.out / "batch.json");
+  fs::remove_all(b.out / ".scratch");
+  return summary;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,59 @@
+// `gpulab grade`: the instructor's batch. Every entry of the submissions folder is one student (a
+// folder or an archive); each is unpacked safely, its lab files taken into a scratch copy, scanned,
+// built and run isolated, and recorded as OUT/students/<name>/{result.json, results.json (Gradescope),
+// feedback.txt, feedback.html}; then OUT/grades.csv, OUT/batch.json and OUT/index.html. A batch that
+// is stopped and started again skips students whose submission and grader are unchanged.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report.hpp"
+#include "sandbox.hpp"
+#include "student_build.hpp"
+#include "submission.hpp"
+
+namespace gpulab::cli {
+
+struct GradeOptions {
+  std::filesystem::path submissions;
+  std::filesystem::path out = "results";
+  std::vector<std::string> labs;  // empty: every lab
+  std::string backend;
+  std::string device;
+  int jobs = 1;
+  bool force = false;        // regrade students whose submission is unchanged
+  bool calibrate = false;    // first grade the reference solutions on this machine
+  std::optional<std::uint64_t> seed;  // default: a fresh seed per student, recorded
+  double idle_timeout_s = 0; // 0: the manifest's
+  double lab_time_limit_s = 900;
+  double memory_gib = 8;
+  int processes = 256;
+  double output_mib = 64;
+  bool quiet = false;
+};
+
+struct BatchSummary {
+  int submissions = 0, graded = 0, skipped_unchanged = 0, refused = 0;
+  double wall_s = 0;
+};
+
+// The pristine harness's identity: its version and a hash of the gpulab command, the harness
+// libraries and the graded manifests; a change regrades everyone.
+std::string grader_version(const Toolchain& toolchain, const std::vector<Manifest>& labs, const std::string& backend);
+
+// The per-student outputs derived from a result record.
+nlohmann::json gradescope_results(const nlohmann::json& result);
+std::string feedback_text(const nlohmann::json& result);
+std::string feedback_html(const nlohmann::json& result);
+// One row per result; columns: student, submission, a column per lab/task, score, max_score, error.
+std::string gradebook_csv(const std::vector<nlohmann::json>& results, const std::vector<Manifest>& labs);
+
+BatchSummary grade_batch(const Toolchain& toolchain, const std::vector<Manifest>& labs, const std::string& backend,
+                         const GradeOptions& options);
+
+}  // namespace gpulab::cli
