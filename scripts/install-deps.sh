@@ -8,7 +8,8 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev doctest-dev libpng-dev
   libarchive-dev libssl-dev bubblewrap   # batch grading: archives, content hashes, the sandbox
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  mkdocs mkdocs-material python3-pymdownx   # the lecture companion (make docs); plots also need python3-matplotlib
+  mkdocs mkdocs-material python3-pymdownx   # the lecture companion (make docs)
+  python3-matplotlib python3-pil chromium   # plots (docs figures, the batch summary page index.html); its test renders it headless
 )
 
 missing=()
