@@ -50,6 +50,15 @@ std::vector<std::string> Manifest::files_with_extension(const std::string& backe
   return out;
 }
 
+bool Manifest::has_hidden_cases() const {
+  return std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.hidden; });
+}
+
+Manifest without_hidden_cases(Manifest manifest) {
+  std::erase_if(manifest.cases, [](const Case& c) { return c.hidden; });
+  return manifest;
+}
+
 namespace {
 
 // Reads one manifest, turning every problem into a ManifestError that names file, line and fix.
@@ -194,6 +203,11 @@ class Reader {
       Case c;
       c.name = required<std::string>(*t, "name", "a short case name, e.g. \"37x53\"");
       c.timing = optional<bool>(*t, "timing", false, "true or false");
+      c.hidden = optional<bool>(*t, "hidden", false, "true or false");
+      // Students are timed on the case they see, and their release keeps every timing case.
+      if (c.hidden && c.timing)
+        fail(t->get("hidden"), fmt::format("case '{}' is both hidden and a timing case: a timing case must be visible "
+                                           "to students; remove 'hidden' or 'timing'", c.name));
       c.params = nlohmann::json::object();
       for (const auto& [key, value] : *t) {
         const std::string k(key.str());
@@ -203,7 +217,7 @@ class Reader {
           for (const auto& d : *list) c.devices.push_back(device_class(d));
         } else if (k == "tasks") {
           c.tasks = strings(value, "tasks");
-        } else if (k != "name" && k != "timing") {
+        } else if (k != "name" && k != "timing" && k != "hidden") {
           c.params[k] = to_json(value);
         }
       }

@@ -66,7 +66,8 @@ void from_json(const nlohmann::json& j, TimingSummary& t) {
 }
 
 void to_json(nlohmann::json& j, const CaseResult& c) {
-  j = {{"name", c.name}, {"passed", c.passed}, {"message", c.message}, {"details", c.details}, {"work", c.work}};
+  j = {{"name", c.name},       {"passed", c.passed}, {"hidden", c.hidden},
+       {"message", c.message}, {"details", c.details}, {"work", c.work}};
   put_optional(j, "timing", c.timing);
   put_optional(j, "rate", c.rate());
   if (!c.pictures.empty()) j["pictures"] = c.pictures;
@@ -74,6 +75,7 @@ void to_json(nlohmann::json& j, const CaseResult& c) {
 void from_json(const nlohmann::json& j, CaseResult& c) {
   c.name = j.at("name");
   c.passed = j.at("passed");
+  c.hidden = j.value("hidden", false);
   c.message = j.value("message", "");
   c.details = j.value("details", "");
   c.work = j.value("work", 0.0);

@@ -62,10 +62,11 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
     progress.emit({{"event", "case_begin"}, {"task", task.name}, {"case", c->name}});
     try {
       CaseResult cr = driver.run(ctx, task, *c);
+      cr.hidden = c->hidden;
       progress.emit({{"event", "case_end"}, {"task", task.name}, {"result", cr}});
       r.cases_passed += cr.passed;
       if (!cr.passed && r.message.empty()) {
-        r.message = cr.message;
+        r.message = cr.hidden ? "(hidden case) " + cr.message : cr.message;
         r.details = cr.details;
       }
       if (c->timing && cr.timing) {
@@ -97,7 +98,7 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
     r.status = Status::wrong_result;
     std::vector<std::string> failed;
     for (const auto& c : r.cases)
-      if (!c.passed) failed.push_back(c.name);
+      if (!c.passed) failed.push_back(c.hidden ? c.name + " (hidden case)" : c.name);
     r.details += fmt::format("\nwrong in {} of {} cases: {}", failed.size(), r.cases_total, fmt::join(failed, ", "));
   } else if (r.threshold && !r.ratio) {
     r.status = Status::error;
@@ -118,8 +119,10 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
 
 int run(const std::string& manifest_path, const std::string& student_dir, const std::string& backend,
         const std::string& device_selector, std::uint64_t seed, const std::vector<std::string>& task_names,
-        const std::string& pictures_dir, Progress& progress) {
-  const Manifest manifest = load_manifest(manifest_path);
+        const std::string& pictures_dir, bool hidden_cases, Progress& progress) {
+  // Hidden cases run only in instructor grading (`gpulab grade`); `gpulab check` runs what students see.
+  const Manifest manifest =
+      hidden_cases ? load_manifest(manifest_path) : without_hidden_cases(load_manifest(manifest_path));
   std::vector<const Task*> tasks;
   for (const auto& name : task_names) {
     const Task* t = manifest.find_task(name);
@@ -198,12 +201,14 @@ int main(int argc, char** argv) {
   app.add_option("--progress", progress_path, "JSON-lines file to append events to")->required();
   std::string pictures;
   app.add_option("--pictures", pictures, "folder for the pictures of image labs (default: none)");
+  bool hidden_cases = false;
+  app.add_flag("--hidden-cases", hidden_cases, "also run the cases the manifest marks hidden (instructor grading)");
   CLI11_PARSE(app, argc, argv);
 
   std::optional<gpulab::Progress> progress;
   try {
     progress.emplace(progress_path);
-    return gpulab::run(manifest, student_dir, backend, device, seed, tasks, pictures, *progress);
+    return gpulab::run(manifest, student_dir, backend, device, seed, tasks, pictures, hidden_cases, *progress);
   } catch (const std::exception& e) {
     if (progress) progress->emit({{"event", "error"}, {"message", e.what()}});
     fmt::print(stderr, "gpulab runner: {}\n", e.what());

@@ -142,3 +142,46 @@ TEST_CASE("tasks may each have their own timing case, limited to them by the cas
 TEST_CASE("a missing manifest is reported by path") {
   CHECK_THROWS_WITH_AS(load_manifest("/nonexistent/lab.toml"), doctest::Contains("no such manifest"), ManifestError);
 }
+
+TEST_CASE("a case is visible unless it says hidden = true, and only instructor grading keeps hidden cases") {
+  std::string text = kValid;
+  text += "\n[[cases]]\nname = \"secret\"\nrows = 41\ncols = 59\nhidden = true\n";
+  const Manifest m = load_manifest(write_manifest(text));
+  REQUIRE(m.cases.size() == 3);
+  CHECK_FALSE(m.cases[0].hidden);
+  CHECK(m.cases[2].hidden);
+  CHECK_FALSE(m.cases[2].params.contains("hidden"));  // a grading flag, not a lab parameter
+  CHECK(m.has_hidden_cases());
+  CHECK(m.cases_for(DeviceClass::cpu, "naive").size() == 2);
+
+  const Manifest students = without_hidden_cases(m);
+  REQUIRE(students.cases.size() == 2);
+  CHECK(students.cases[0].name == "tiny");
+  CHECK(students.cases[1].name == "big");
+  CHECK_FALSE(students.has_hidden_cases());
+  CHECK_FALSE(load_manifest(write_manifest(kValid)).has_hidden_cases());
+}
+
+TEST_CASE("a hidden flag that is not true or false, or a hidden timing case, is a clear error") {
+  std::string text = kValid;
+  CHECK(error_of(text + "\n[[cases]]\nname = \"s\"\nrows = 1\ncols = 1\nhidden = \"yes\"\n")
+            .find("lab.toml:38: 'hidden' must be true or false") != std::string::npos);
+  const std::string hidden_timing = text.replace(text.find("timing = true"), 13, "timing = true\nhidden = true");
+  CHECK(error_of(hidden_timing).find("case 'big' is both hidden and a timing case") != std::string::npos);
+}
+
+TEST_CASE("every task of the course's labs has visible cases, and hidden ones exist only in the instructor's repository") {
+  int hidden = 0;
+  for (const auto& m : load_all_manifests(fs::path(GPULAB_REPO) / "labs")) {
+    const Manifest students = without_hidden_cases(m);
+    for (const auto& task : m.tasks) {
+      CAPTURE(m.id);
+      CAPTURE(task.name);
+      CHECK_FALSE(students.cases_for(DeviceClass::cpu, task.name).empty());
+    }
+    hidden += static_cast<int>(m.cases.size() - students.cases.size());
+  }
+  // The student release (no solutions/) has its hidden cases removed.
+  const bool instructor_repository = fs::exists(fs::path(GPULAB_REPO) / "solutions");
+  CHECK((hidden > 0) == instructor_repository);
+}

@@ -45,6 +45,7 @@ struct Task {
 struct Case {
   std::string name;
   bool timing = false;                // the timed case of the device class
+  bool hidden = false;                // runs only in instructor grading (runner --hidden-cases)
   std::vector<DeviceClass> devices;   // empty: every class
   std::vector<std::string> tasks;     // empty: every task; else only these (e.g. lengths only "any-n" takes)
   nlohmann::json params;              // lab-specific fields (sizes, text, distributions)
@@ -71,7 +72,12 @@ struct Manifest {
   std::vector<const Case*> cases_for(DeviceClass c, const std::string& task) const;
   // Student files of one backend whose names end with `extension` (e.g. ".cl").
   std::vector<std::string> files_with_extension(const std::string& backend, const std::string& extension) const;
+  bool has_hidden_cases() const;
 };
+
+// The manifest as students see it: without the cases marked `hidden = true`, which only instructor
+// grading runs, so students cannot tune their code to them.
+Manifest without_hidden_cases(Manifest manifest);
 
 Manifest load_manifest(const std::filesystem::path& path);
 // Every labs/*/lab.toml under `labs_root`, in folder order. Broken manifests throw.

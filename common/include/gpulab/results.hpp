@@ -33,6 +33,7 @@ const char* describe(Status s);
 struct CaseResult {
   std::string name;
   bool passed = false;
+  bool hidden = false;   // a hidden case (instructor grading): reports name it as such, nothing more
   std::string message;   // one line when it failed
   std::string details;   // several lines: the mismatch report
   std::optional<TimingSummary> timing;  // for timed cases, over the timed launches

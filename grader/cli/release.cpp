@@ -1,0 +1,244 @@
+#include "release.hpp"
+
+#include <sys/wait.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "gpulab/manifest.hpp"
+
+namespace fs = std::filesystem;
+
+namespace gpulab::cli {
+namespace {
+
+// What students never receive: the reference solutions, and the fixtures of the tests that are
+// near-solutions (weaker kernels, hostile submissions).
+bool left_out(const fs::path& relative) {
+  auto part = relative.begin();
+  if (part == relative.end()) return false;
+  if (*part == "solutions") return true;
+  return *part == "tests" && ++part != relative.end() && *part == "fixtures";
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {}", p.string()));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out.flush()) throw std::runtime_error(fmt::format("cannot write {}", p.string()));
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The tracked files of a git checkout (paths relative to it), as they are in the working tree.
+std::vector<fs::path> git_files(const fs::path& repo) {
+  const std::string command = "git -C " + shell_quote(repo.string()) + " ls-files -z 2>&1";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot start git to list the repository's files");
+  std::string output;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("`git ls-files` failed in {} ({}): the release is made of the tracked files, "
+                                         "so git must work there (install git, or fix the checkout)",
+                                         repo.string(), output.substr(0, 300)));
+  std::vector<fs::path> files;
+  std::size_t begin = 0;
+  for (std::size_t end; (end = output.find('\0', begin)) != std::string::npos; begin = end + 1)
+    files.emplace_back(output.substr(begin, end - begin));
+  return files;
+}
+
+// The files of a folder that is not a git checkout: everything but build/ and dot folders.
+std::vector<fs::path> walked_files(const fs::path& repo) {
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(repo); it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path relative = fs::relative(it->path(), repo);
+    const std::string name = it->path().filename().string();
+    if (it->is_directory() && !it->is_symlink() &&
+        (name.starts_with('.') || (it.depth() == 0 && name == "build"))) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() || it->is_symlink()) files.push_back(relative);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void require_empty_or_absent(const fs::path& out) {
+  if (!fs::exists(fs::symlink_status(out))) return;
+  if (!fs::is_directory(out))
+    throw std::runtime_error(fmt::format("{} exists and is not a folder: give the student release a new or empty folder",
+                                         out.string()));
+  if (!fs::is_empty(out))
+    throw std::runtime_error(fmt::format("{} is not empty: the student release goes into a new or empty folder, so "
+                                         "that nothing else ends up in the students' repository; choose another "
+                                         "folder or empty this one",
+                                         out.string()));
+}
+
+// Writes the released lab.toml and proves it: it loads, has no hidden case, and has exactly the
+// instructor's visible cases, in order. Returns how many cases were removed.
+int release_manifest(const fs::path& source, const fs::path& target, const fs::path& relative) {
+  const Manifest instructor = load_manifest(source);
+  std::vector<bool> hidden;
+  std::vector<std::string> visible;
+  for (const auto& c : instructor.cases) {
+    hidden.push_back(c.hidden);
+    if (!c.hidden) visible.push_back(c.name);
+  }
+  const std::string text = read_text(source);
+  write_text(target, instructor.has_hidden_cases() ? remove_hidden_case_blocks(text, hidden) : text);
+
+  const Manifest released = load_manifest(target);
+  std::vector<std::string> released_names;
+  for (const auto& c : released.cases) released_names.push_back(c.name);
+  if (released.has_hidden_cases() || released_names != visible)
+    throw std::runtime_error(fmt::format(
+        "{}: the released manifest does not hold exactly the visible cases ({}); write each case as a [[cases]] "
+        "block of its own so its hidden cases can be removed",
+        relative.string(), fmt::join(released_names, ", ")));
+  return static_cast<int>(instructor.cases.size() - visible.size());
+}
+
+const std::regex kTableHeader(R"(^\s*\[\[?\s*[A-Za-z0-9_.\-"' ]+\s*\]\]?\s*(#.*)?$)");
+const std::regex kCasesHeader(R"(^\s*\[\[\s*cases\s*\]\]\s*(#.*)?$)");
+const std::regex kCaseSubtable(R"(^\s*\[\[?\s*cases\s*\.)");
+
+bool is_blank(const std::string& line) { return line.find_first_not_of(" \t\r\n") == std::string::npos; }
+bool is_comment(const std::string& line) {
+  const auto first = line.find_first_not_of(" \t");
+  return first != std::string::npos && line[first] == '#';
+}
+
+}  // namespace
+
+std::string remove_hidden_case_blocks(const std::string& toml_text, const std::vector<bool>& hidden) {
+  std::vector<std::string> lines;  // each with its '\n', but perhaps the last
+  for (std::size_t begin = 0; begin < toml_text.size();) {
+    const auto end = toml_text.find('\n', begin);
+    const auto next = end == std::string::npos ? toml_text.size() : end + 1;
+    lines.push_back(toml_text.substr(begin, next - begin));
+    begin = next;
+  }
+  auto header_at = [&](std::size_t i) {
+    const std::string bare = lines[i].substr(0, lines[i].find_last_not_of("\r\n") + 1);
+    return std::regex_match(bare, kTableHeader) && !std::regex_search(bare, kCaseSubtable);
+  };
+
+  std::vector<std::size_t> case_headers;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (std::regex_match(lines[i].substr(0, lines[i].find_last_not_of("\r\n") + 1), kCasesHeader))
+      case_headers.push_back(i);
+  if (case_headers.size() != hidden.size())
+    throw std::runtime_error(fmt::format("found {} [[cases]] headers for {} cases: write each case as a [[cases]] "
+                                         "block of its own (not an inline array)",
+                                         case_headers.size(), hidden.size()));
+
+  std::vector<bool> removed(lines.size(), false);
+  for (std::size_t b = 0; b < case_headers.size(); ++b) {
+    if (!hidden[b]) continue;
+    std::size_t first = case_headers[b];
+    while (first > 0 && is_comment(lines[first - 1])) --first;  // its own comment goes with it
+    std::size_t next = case_headers[b] + 1;
+    while (next < lines.size() && !header_at(next)) ++next;
+    while (next > case_headers[b] + 1 && (is_blank(lines[next - 1]) || is_comment(lines[next - 1])))
+      --next;  // trailing blank lines and comments belong to what follows
+    std::fill(removed.begin() + static_cast<std::ptrdiff_t>(first), removed.begin() + static_cast<std::ptrdiff_t>(next),
+              true);
+  }
+
+  // Where text was cut out, keep one blank line between the neighbours, as the file had.
+  std::vector<std::string> kept;
+  bool after_cut = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (removed[i]) {
+      after_cut = true;
+      continue;
+    }
+    if (after_cut && is_blank(lines[i]) && (kept.empty() || is_blank(kept.back()))) continue;
+    after_cut = false;
+    kept.push_back(lines[i]);
+  }
+  if (after_cut)
+    while (!kept.empty() && is_blank(kept.back())) kept.pop_back();
+  std::string out;
+  for (const auto& l : kept) out += l;
+  return out;
+}
+
+ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& out_in) {
+  const fs::path repo = fs::absolute(repo_in).lexically_normal();
+  const fs::path out = fs::absolute(out_in).lexically_normal();
+  if (!fs::is_directory(repo / "labs"))
+    throw std::runtime_error(fmt::format("{} is not a gpulab repository (it has no labs/ folder)", repo.string()));
+  require_empty_or_absent(out);
+
+  ReleaseSummary summary;
+  summary.out = out;
+  summary.from_git = fs::exists(repo / ".git");
+  const std::vector<fs::path> files = summary.from_git ? git_files(repo) : walked_files(repo);
+
+  fs::create_directories(out);
+  try {
+    for (const auto& relative : files) {
+      if (left_out(relative)) {
+        ++summary.files_left_out;
+        continue;
+      }
+      const fs::path source = repo / relative;
+      const fs::path target = out / relative;
+      const auto status = fs::symlink_status(source);
+      if (!fs::is_regular_file(status) && !fs::is_symlink(status)) continue;  // deleted, or a submodule
+      fs::create_directories(target.parent_path());
+      if (fs::is_symlink(status)) {
+        fs::copy_symlink(source, target);
+      } else if (relative.filename() == "lab.toml") {
+        const int removed = release_manifest(source, target, relative);
+        summary.hidden_cases_removed += removed;
+        if (removed > 0)
+          summary.manifests_changed.push_back(fmt::format("{}: {} hidden case{} removed", relative.string(), removed,
+                                                          removed == 1 ? "" : "s"));
+      } else {
+        fs::copy_file(source, target);  // with its permissions: scripts stay executable
+      }
+      ++summary.files_written;
+    }
+  } catch (...) {
+    // The folder was empty or absent: nothing but this release's partial output is in it.
+    for (const auto& entry : fs::directory_iterator(out)) fs::remove_all(entry.path());
+    throw;
+  }
+  return summary;
+}
+
+std::string describe(const ReleaseSummary& s) {
+  std::string text = fmt::format("student release: {} files written to {} (the {})\n", s.files_written, s.out.string(),
+                                 s.from_git ? "git-tracked files" : "files of the folder, without build/ and dot folders");
+  text += fmt::format("left out: solutions/ and tests/fixtures/ ({} files), and {} hidden case{}\n", s.files_left_out,
+                      s.hidden_cases_removed, s.hidden_cases_removed == 1 ? "" : "s");
+  for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);
+  text += fmt::format("next: cd {} && git init && git add . && git commit -m \"Course repository\"\n", s.out.string());
+  return text;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,35 @@
+// The student release: the repository students clone, written from the instructor's. It holds
+// every file of the course except the reference solutions, the test fixtures (weaker kernels and
+// hostile submissions are near-solutions) and the hidden cases of the lab manifests.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace gpulab::cli {
+
+struct ReleaseSummary {
+  std::filesystem::path out;
+  bool from_git = false;                 // the file list is `git ls-files`, else a walk of the folder
+  int files_written = 0;
+  int files_left_out = 0;                // under solutions/ and tests/fixtures/
+  int hidden_cases_removed = 0;
+  std::vector<std::string> manifests_changed;  // "labs/01-matmul/lab.toml: 5 hidden cases removed"
+};
+
+// Writes the student release of `repo` into `out`, which must be empty or absent (so nothing of an
+// earlier release or anything else can end up in it). Every released lab.toml is parsed again to
+// prove it is valid and has exactly the instructor's visible cases. Throws std::runtime_error
+// naming the problem and the fix.
+ReleaseSummary write_student_release(const std::filesystem::path& repo, const std::filesystem::path& out);
+
+// A few lines for the console: where the release is, what was left out, what to do next.
+std::string describe(const ReleaseSummary& summary);
+
+// The text of a lab.toml without the [[cases]] blocks whose case is hidden; everything else is
+// kept byte for byte. A block runs from its header to its last key; comment lines right above a
+// hidden case's header (no blank line between) go with it. `hidden` holds one flag per [[cases]]
+// block, in file order (from the parsed manifest); a count that differs is an error.
+std::string remove_hidden_case_blocks(const std::string& toml_text, const std::vector<bool>& hidden);
+
+}  // namespace gpulab::cli

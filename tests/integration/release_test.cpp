@@ -1,0 +1,154 @@
+// The student release (write_student_release, behind `gpulab release` and `make student-release`):
+// the repository students clone has no solutions, no fixtures and no hidden cases, keeps every
+// student file as it is, and still builds and grades.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "cli_harness.hpp"
+#include "gpulab/manifest.hpp"
+#include "release.hpp"
+
+using namespace gpulab::testing;
+using gpulab::cli::write_student_release;
+
+namespace {
+
+fs::path fresh_folder(const std::string& name) {
+  const fs::path dir = fs::path(GPULAB_SCRATCH) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  return dir;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Whether `part` is `whole` with some lines taken out: the release only removes text.
+bool is_subsequence(const std::vector<std::string>& part, const std::vector<std::string>& whole) {
+  auto it = whole.begin();
+  for (const auto& line : part) {
+    it = std::find(it, whole.end(), line);
+    if (it == whole.end()) return false;
+    ++it;
+  }
+  return true;
+}
+
+std::vector<std::string> case_names(const gpulab::Manifest& m) {
+  std::vector<std::string> names;
+  for (const auto& c : m.cases) names.push_back(c.name);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("a student release leaves out the solutions, the fixtures and the hidden cases, and keeps every student file") {
+  const fs::path out = fresh_folder("release/contents");
+  const auto summary = write_student_release(GPULAB_REPO, out);
+  INFO(gpulab::cli::describe(summary));
+  CHECK(summary.files_written > 50);
+  CHECK(summary.files_left_out > 0);
+  CHECK(summary.hidden_cases_removed > 0);
+
+  CHECK_FALSE(fs::exists(out / "solutions"));
+  CHECK_FALSE(fs::exists(out / "tests/fixtures"));
+  CHECK_FALSE(fs::exists(out / ".git"));
+  for (const char* kept : {"README.md", "Makefile", "CMakeLists.txt", "tests/CMakeLists.txt", "common", "grader", "docs"})
+    CHECK_MESSAGE(fs::exists(out / kept), kept);
+
+  // Manifests: valid, without hidden cases, the instructor's visible cases in order, nothing else changed.
+  int instructor_hidden = 0;
+  for (const auto& instructor : gpulab::load_all_manifests(repo_path("labs"))) {
+    CAPTURE(instructor.id);
+    const fs::path released_path = out / "labs" / instructor.id / "lab.toml";
+    const gpulab::Manifest released = gpulab::load_manifest(released_path);
+    CHECK_FALSE(released.has_hidden_cases());
+    CHECK(case_names(released) == case_names(gpulab::without_hidden_cases(instructor)));
+    CHECK(is_subsequence(lines_of(read_file(released_path)), lines_of(read_file(instructor.path))));
+    instructor_hidden += static_cast<int>(instructor.cases.size() - released.cases.size());
+    // Every student file is there.
+    for (const auto& [backend, files] : instructor.files)
+      for (const auto& f : files) CHECK_MESSAGE(fs::exists(out / "labs" / instructor.id / f), f);
+  }
+  CHECK(instructor_hidden == summary.hidden_cases_removed);
+
+  // Every other file of labs/ is byte for byte the instructor's.
+  int lab_files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(out / "labs")) {
+    if (!entry.is_regular_file() || entry.path().filename() == "lab.toml") continue;
+    const fs::path relative = fs::relative(entry.path(), out);
+    CAPTURE(relative);
+    CHECK(read_file(entry.path()) == read_file(repo_path(relative.string())));
+    ++lab_files;
+  }
+  CHECK(lab_files > 10);
+
+  // No released file holds the text of a solution (a solution file that is the same as the
+  // skeleton's, like a lab's Makefile, gives nothing away).
+  std::set<std::string> released_texts;
+  for (const auto& entry : fs::recursive_directory_iterator(out))
+    if (entry.is_regular_file()) released_texts.insert(read_file(entry.path()));
+  for (const auto& entry : fs::recursive_directory_iterator(repo_path("solutions"))) {
+    if (!entry.is_regular_file()) continue;
+    const fs::path relative = fs::relative(entry.path(), repo_path("solutions"));
+    const fs::path skeleton = repo_path("labs") / relative;
+    const std::string text = read_file(entry.path());
+    if (fs::exists(skeleton) && read_file(skeleton) == text) continue;
+    CAPTURE(relative);
+    CHECK(released_texts.count(text) == 0);
+  }
+}
+
+TEST_CASE("a student release refuses a folder that is not empty, and leaves it as it was") {
+  const fs::path out = fresh_folder("release/not-empty");
+  write_file(out / "notes.txt", "mine");
+  CHECK_THROWS_WITH(write_student_release(GPULAB_REPO, out), doctest::Contains("is not empty"));
+  CHECK(read_file(out / "notes.txt") == "mine");
+  CHECK(std::distance(fs::directory_iterator(out), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("the student release builds, reports the skeleton as not implemented, and skips the solutions' tests") {
+  const fs::path root = fresh_folder("release/build");
+  const fs::path repo = root / "repo";
+  write_student_release(GPULAB_REPO, repo);
+  const fs::path build = repo / "build";
+
+  std::string output;
+  const std::string configure = std::string("'") + GPULAB_CMAKE + "' -S '" + repo.string() + "' -B '" + build.string() +
+                                "' -G '" + GPULAB_CMAKE_GENERATOR + "' -DCMAKE_BUILD_TYPE=Release -DGPULAB_WITH_CUDA=OFF";
+  REQUIRE_MESSAGE(run_command(configure, output) == 0, output);
+  output.clear();
+  const std::string compile = std::string("'") + GPULAB_CMAKE + "' --build '" + build.string() +
+                              "' --parallel 2 --target gpulab gpulab_harness_hello_opencl";
+  REQUIRE_MESSAGE(run_command(compile, output) == 0, output);
+
+  // `gpulab check` grades the student's own labs/ by default, as `make check` does.
+  output.clear();
+  const fs::path json = root / "report.json";
+  const int exit_code = run_command("'" + (build / "gpulab").string() + "' check --lab hello --backend opencl --json '" +
+                                        json.string() + "'",
+                                    output);
+  INFO(output);
+  CHECK(exit_code == 1);
+  REQUIRE(fs::exists(json));
+  CliRun run;
+  run.report = nlohmann::json::parse(read_file(json));
+  CHECK(run.status("hello", "hello") == "not_implemented");
+  CHECK(run.task("hello", "hello").at("message").get<std::string>().find("labs/00-hello/hello_opencl.cpp:") !=
+        std::string::npos);
+
+  // `make test` there: the tests that need the solutions are replaced by one that says so.
+  output.clear();
+  REQUIRE(run_command("cd '" + build.string() + "' && '" + GPULAB_CTEST + "' -N", output) == 0);
+  CHECK(output.find("tests that need the reference solutions are skipped in the student repository") != std::string::npos);
+  CHECK(output.find("the docs site builds strictly") == std::string::npos);
+  output.clear();
+  CHECK(run_command("cd '" + build.string() + "' && '" + GPULAB_CTEST + "' --output-on-failure -R 'reference solutions'",
+                    output) == 0);
+  CHECK(output.find("Skipped") != std::string::npos);
+}
