@@ -506,7 +506,10 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   b.compile_limits.wall_s = std::min(300.0, o.lab_time_limit_s);
   b.compile_limits.cpu_s = b.compile_limits.wall_s * 2;
   // A submission sees neither the solutions, nor the course's tests and history, nor other students.
+  // The build folder keeps test copies of the solutions, other runs' reports and the docs site (which
+  // quotes the solutions): only the harness libraries there are needed.
   for (const char* p : {"solutions", "tests", ".git"}) b.hidden.push_back(tc.repo / p);
+  for (const char* p : {"students", "tests", "site", "bench"}) b.hidden.push_back(tc.build_dir / p);
   b.hidden.push_back(b.submissions);
   b.hidden.push_back(b.out);
   if (backend == "cuda") {
