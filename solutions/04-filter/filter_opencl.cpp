@@ -1,5 +1,8 @@
 // Lab 04-filter (OpenCL host code): launches the kernels of filter.cl. The grader passes buffers
 // of width x height uchar4 pixels; keep the five signatures.
+#include <stdexcept>
+#include <string>
+
 #include "gpulab/student/opencl.hpp"
 
 using gpulab::check;
@@ -8,6 +11,7 @@ using gpulab::round_up;
 namespace {
 
 constexpr size_t kBlockX = 32, kBlockY = 8;  // BLOCK_X, BLOCK_Y in filter.cl
+constexpr int kMaxRadius = 8;                 // MAX_RADIUS in filter.cl
 
 // Enqueues a 2-D NDRange of work-groups `local` covering at least `cover` work-items.
 void launch_2d(const gpulab::OpenCLLab& lab, const char* name, cl_kernel kernel, const size_t cover[2],
@@ -39,16 +43,22 @@ void box_tiled(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, i
 }
 
 void gaussian(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem temp, cl_mem out, int width, int height, int radius) {
-  cl_kernel rows = lab.kernel("gaussian_rows_kernel");
-  gpulab::set_args(rows, in, temp, width, height, radius);
-  const size_t row_cover[2] = {static_cast<size_t>(width), static_cast<size_t>(height)}, row_local[2] = {128, 2};
-  launch_2d(lab, "gaussian_rows_kernel", rows, row_cover, row_local);
+  if (radius < 0 || radius > kMaxRadius)
+    throw std::invalid_argument("gaussian: radius " + std::to_string(radius) + " is outside 0.." + std::to_string(kMaxRadius));
+  // filter.cl has one pair of kernels per radius, each unrolled for it; a work-item filters 4 pixels.
+  const size_t chunks = (static_cast<size_t>(width) + 3) / 4;
+  const std::string rows_name = "gaussian_rows_r" + std::to_string(radius);
+  cl_kernel rows = lab.kernel(rows_name.c_str());
+  gpulab::set_args(rows, in, temp, width);
+  const size_t row_cover[2] = {chunks, static_cast<size_t>(height)}, row_local[2] = {128, 1};  // ROW_THREADS
+  launch_2d(lab, rows_name.c_str(), rows, row_cover, row_local);
   // The queue is in order: the vertical pass starts when the horizontal one has finished.
-  cl_kernel columns = lab.kernel("gaussian_columns_kernel");
-  gpulab::set_args(columns, temp, out, width, height, radius);
-  const size_t column_cover[2] = {static_cast<size_t>(width), (static_cast<size_t>(height) + 3) / 4},
-               column_local[2] = {kBlockX, kBlockY};
-  launch_2d(lab, "gaussian_columns_kernel", columns, column_cover, column_local);
+  const std::string columns_name = "gaussian_columns_r" + std::to_string(radius);
+  cl_kernel columns = lab.kernel(columns_name.c_str());
+  gpulab::set_args(columns, temp, out, width, height);
+  const size_t column_cover[2] = {chunks, (static_cast<size_t>(height) + 7) / 8},  // COLUMN_OUTPUTS rows each
+      column_local[2] = {64, 1};                                                      // COLUMN_THREADS
+  launch_2d(lab, columns_name.c_str(), columns, column_cover, column_local);
 }
 
 void median3(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height) {
