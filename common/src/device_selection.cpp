@@ -44,7 +44,7 @@ std::string lower(std::string s) {
 }
 }  // namespace
 
-std::unique_ptr<Device> open_device(const std::string& backend, const std::string& selector) {
+DeviceInfo find_device(const std::string& backend, const std::string& selector) {
   const auto devices = list_devices(backend);
   if (devices.empty()) throw Error(fmt::format("no {} device found", backend));
   const DeviceInfo* chosen = nullptr;
@@ -65,6 +65,12 @@ std::unique_ptr<Device> open_device(const std::string& backend, const std::strin
     for (const auto& d : devices) choices += fmt::format("\n  {}: {} ({})", d.index, d.name, d.platform);
     throw Error(fmt::format("DEVICE={} matches no {} device; choose an index or part of a name:{}", selector, backend, choices));
   }
+  return *chosen;
+}
+
+std::unique_ptr<Device> open_device(const std::string& backend, const std::string& selector) {
+  const DeviceInfo info = find_device(backend, selector);
+  const DeviceInfo* chosen = &info;
 #if GPULAB_WITH_CUDA
   if (backend == "cuda") return cuda::open_device(*chosen);
 #endif

@@ -201,6 +201,7 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
   result["max_score"] = max_score;
   const std::uint64_t seed = b.o.seed ? *b.o.seed : fresh_seed();
   result["seed"] = seed;
+  result["calibration"] = b.calibration.is_object() ? b.calibration.value("measured_at", "") : "";
 
   SubmissionFiles files;
   try {
@@ -243,7 +244,8 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
   if (!b.o.force && fs::exists(record)) {
     const json old = json::parse(read_text(record), nullptr, false);
     if (!old.is_discarded() && old.value("content_hash", "") == result["content_hash"] &&
-        old.value("grader_version", "") == b.version && old.value("selection", "") == result["selection"]) {
+        old.value("grader_version", "") == b.version && old.value("selection", "") == result["selection"] &&
+        old.value("calibration", "") == result["calibration"]) {
       fs::remove_all(scratch);
       return Outcome::skipped;
     }
@@ -512,7 +514,10 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   for (const char* p : {"students", "tests", "site", "bench"}) b.hidden.push_back(tc.build_dir / p);
   b.hidden.push_back(b.submissions);
   b.hidden.push_back(b.out);
-  if (backend == "cuda") {
+  // Timings are only fair when one submission at a time runs on a GPU: with CUDA each job gets a GPU
+  // of its own (CUDA_VISIBLE_DEVICES) and a lock per GPU; a chosen device, or OpenCL on a GPU, has one lock.
+  const DeviceInfo device = find_device(backend, o.device);
+  if (backend == "cuda" && o.device.empty()) {
     const auto gpus = list_devices("cuda");
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     std::vector<std::string> ids;
@@ -522,8 +527,18 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
     }
     for (std::size_t i = 0; i < gpus.size(); ++i) b.gpus.push_back(i < ids.size() ? ids[i] : std::to_string(i));
     for (std::size_t i = 0; i < std::max<std::size_t>(1, b.gpus.size()); ++i) b.gpu_locks.push_back(std::make_unique<std::mutex>());
+  } else if (device.device_class == DeviceClass::gpu) {
+    b.gpu_locks.push_back(std::make_unique<std::mutex>());
   }
-  if (fs::exists(b.out / "calibration.json")) b.calibration = json::parse(read_text(b.out / "calibration.json"), nullptr, false);
+  if (fs::exists(b.out / "calibration.json") && !o.calibrate) {
+    b.calibration = json::parse(read_text(b.out / "calibration.json"), nullptr, false);
+    if (b.calibration.is_discarded() || b.calibration.value("grader_version", "") != b.version) {
+      fmt::print(stderr, "gpulab grade: {} was measured by another grader version and is ignored; --calibrate measures "
+                         "again\n",
+                 (b.out / "calibration.json").string());
+      b.calibration = json();
+    }
+  }
 
   if (!o.quiet) {
     fmt::print("gpulab grade: {} submissions from {} into {} ({}, {} job{}, grader {})\nisolation: {}\n", jobs.size(),

@@ -336,6 +336,11 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   kill_everything(pid, spec);  // whatever it left behind
+  if (WIFSIGNALED(exit.status))
+    exit.signal = WTERMSIG(exit.status);
+  else if (spec.isolation && spec.isolation->bubblewrap && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) > 128 &&
+           WEXITSTATUS(exit.status) < 128 + 65)
+    exit.signal = WEXITSTATUS(exit.status) - 128;
   exit.wall_s = std::chrono::duration<double>(clock::now() - start).count();
   return exit;
 }

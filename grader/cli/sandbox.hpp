@@ -43,6 +43,7 @@ struct SandboxSpec {
 
 struct ChildExit {
   int status = 0;          // from waitpid
+  int signal = 0;          // the signal that ended the command (bubblewrap reports it as exit 128 + signal)
   std::string killed_for;  // "" or why the grader killed it: "timeout", "idle", "memory", "processes"
   double wall_s = 0;
   std::uint64_t peak_memory_bytes = 0;

@@ -86,8 +86,9 @@ std::string link_hint(const std::string& log) {
          "did you rename a function or change its parameters?";
 }
 
-// The text with comments blanked out (newlines kept, so line numbers stay right), lower-cased.
-std::string code_only(const std::string& source) {
+// The text with comments (and, with `blank_strings`, string and character literals) blanked out,
+// newlines kept so line numbers stay right, lower-cased.
+std::string code_only(const std::string& source, bool blank_strings = false) {
   std::string out = source;
   enum { code, line_comment, block_comment, quoted } state = code;
   char quote = 0;
@@ -100,8 +101,14 @@ std::string code_only(const std::string& source) {
         else if (ch == '"' || ch == '\'') state = quoted, quote = ch;
         break;
       case quoted:
-        if (ch == '\\') ++i;
-        else if (ch == quote || ch == '\n') state = code;
+        if (ch == '\\') {
+          if (blank_strings && i + 1 < out.size() && out[i + 1] != '\n') out[i] = out[i + 1] = ' ';
+          ++i;
+        } else if (ch == quote || ch == '\n') {
+          state = code;
+        } else if (blank_strings) {
+          out[i] = ' ';
+        }
         continue;
       case line_comment:
         if (ch == '\n') state = code;
@@ -144,7 +151,8 @@ void for_each_line(const std::string& text, F&& f) {
 
 std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::vector<std::string>& patterns,
                                          bool whole_words) {
-  const std::string text = code_only(source);
+  // Library names count in strings too (#include <cub/...>); a call named in a message does not.
+  const std::string text = code_only(source, whole_words);
   std::vector<std::string> lowered;
   for (auto p : patterns) {
     std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -50,7 +50,8 @@ struct ForbiddenUse {
 };
 // Where `source` mentions a forbidden pattern outside comments (case-insensitive), in line order. A
 // pattern matches where an identifier starts (cublas: cublasSgemm, not mycublas); with
-// `whole_words` it must also end there (fork, not forklift).
+// `whole_words` it must also end there (fork, not forklift), and string literals do not count
+// ("cannot open it" is a message, not a call).
 std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::vector<std::string>& patterns,
                                          bool whole_words = false);
 

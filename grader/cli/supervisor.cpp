@@ -79,7 +79,7 @@ std::string signal_text(int sig) {
     case SIGILL:
       return "SIGILL, an illegal instruction";
     case SIGXFSZ:
-      return "SIGXFSZ: it wrote more than the output limit (a print in a loop?)";
+      return "SIGXFSZ: it printed or wrote more than the output limit (a print in a loop?)";
     case SIGXCPU:
       return "SIGXCPU: it used more than its CPU time limit (a busy loop in host code?)";
     case SIGKILL:
@@ -173,11 +173,13 @@ LabRun supervise(const RunRequest& req) {
       message = fmt::format("stopped{}: its processes used more than {:.1f} GiB of memory, the limit — a huge or "
                             "leaking host allocation?",
                             where, limits.memory_bytes / double(1ull << 30));
-    } else if (WIFSIGNALED(exit.status)) {
+    } else if (exit.signal == SIGXFSZ || exit.signal == SIGXCPU) {
+      message = fmt::format("the runner was stopped with {}{}", signal_text(exit.signal), where);
+    } else if (exit.signal) {
       message = fmt::format("the runner crashed with {}{} — on a CPU OpenCL device an out-of-bounds access in a "
                             "kernel crashes the process: check the bounds test of every work-item; in host code, "
                             "check pointers and sizes",
-                            signal_text(WTERMSIG(exit.status)), where);
+                            signal_text(exit.signal), where);
     } else if (!setup_error.empty()) {
       status = Status::error;
       message = setup_error;

@@ -89,6 +89,18 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
       stop = Status::error;
       r.message = fmt::format("case {}: {}", c->name, e.what());
     }
+    // Work the student launched before the error may still fault: wait for it here, so a broken
+    // device is blamed on this task and the next one gets a fresh process.
+    if (!device_lost) try {
+        ctx.device.synchronize();
+      } catch (const ApiError& later) {
+        if (ctx.device.is_fatal(later)) {
+          device_lost = true;
+          stop = Status::kernel_fault;
+          r.message += fmt::format("; then {}", with_hint(ctx.device, later));
+        }
+      } catch (const std::exception&) {
+      }
     break;
   }
 

@@ -59,6 +59,7 @@ TEST_CASE("a forbidden name matches where an identifier starts, and whole-word n
   CHECK(cli::find_forbidden("cublasSgemm(h);\n", {"cublas"}).size() == 1);
   CHECK(cli::find_forbidden("forklift(); threadIdx.x;\n", {"fork", "std::thread"}, true).empty());
   CHECK(cli::find_forbidden("if (fork() == 0) {}\n", {"fork"}, true).size() == 1);
+  CHECK(cli::find_forbidden("throw Error(\"cannot open it\", 'x');\n", {"open"}, true).empty());
 }
 
 TEST_CASE("host code that opens files, starts processes or connects is refused in every lab, even when hidden by a namespace") {

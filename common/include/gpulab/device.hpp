@@ -96,6 +96,9 @@ std::optional<double> nvidia_peak_gflops(int major, int minor, int multiprocesso
 std::vector<DeviceInfo> list_devices(const std::string& backend);
 // DEVICE= accepts an index in list_devices() order or a case-insensitive part of the name.
 // An empty selector takes the first. Throws gpulab::Error naming the choices when nothing matches.
+// The device `selector` names (an index, or part of its name or platform), or the first one; throws
+// with the list of choices when none matches.
+DeviceInfo find_device(const std::string& backend, const std::string& selector);
 std::unique_ptr<Device> open_device(const std::string& backend, const std::string& selector);
 // Backends compiled into this program.
 std::vector<std::string> available_backends();
