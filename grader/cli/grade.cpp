@@ -112,6 +112,27 @@ RunSummary summary_of(const json& result) {
   return run;
 }
 
+// What a student may see of a record: the shapes of hidden cases are the instructor's, so their
+// names become "hidden case N" in every message (result.json keeps them for the instructor).
+json redacted_for_student(json result) {
+  for (auto& l : result["labs"])
+    for (auto& t : l["tasks"]) {
+      int n = 0;
+      for (auto& c : t["cases"]) {
+        if (!c.value("hidden", false)) continue;
+        const std::string name = c.value("name", ""), alias = fmt::format("hidden case {}", ++n);
+        c["name"] = alias;
+        for (const char* field : {"message", "details"}) {
+          std::string text = t.value(field, "");
+          for (std::size_t at; !name.empty() && (at = text.find(name)) != std::string::npos;) text.replace(at, name.size(), alias);
+          t[field] = text;
+        }
+        c["message"] = c["details"] = "";
+      }
+    }
+  return result;
+}
+
 struct Batch {
   const Toolchain& tc;
   const std::vector<Manifest>& labs;
@@ -243,9 +264,9 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
   const fs::path record = student_out / "result.json";
   if (!b.o.force && fs::exists(record)) {
     const json old = json::parse(read_text(record), nullptr, false);
-    if (!old.is_discarded() && old.value("content_hash", "") == result["content_hash"] &&
-        old.value("grader_version", "") == b.version && old.value("selection", "") == result["selection"] &&
-        old.value("calibration", "") == result["calibration"]) {
+    if (!old.is_discarded() && old.value("content_hash", "") == result["content_hash"].get<std::string>() &&
+        old.value("grader_version", "") == b.version && old.value("selection", "") == result["selection"].get<std::string>() &&
+        old.value("calibration", "") == result["calibration"].get<std::string>()) {
       fs::remove_all(scratch);
       return Outcome::skipped;
     }
@@ -390,7 +411,8 @@ std::string grader_version(const Toolchain& tc, const std::vector<Manifest>& lab
   return fmt::format("{}+{}", GPULAB_VERSION, h.hex().substr(0, 12));
 }
 
-json gradescope_results(const json& result) {
+json gradescope_results(const json& record) {
+  const json result = redacted_for_student(record);
   json tests = json::array();
   for (const auto& l : result.value("labs", json::array()))
     for (const auto& t : l.value("tasks", json::array())) {
@@ -418,7 +440,8 @@ json gradescope_results(const json& result) {
           {"tests", tests}};
 }
 
-std::string feedback_text(const json& result) {
+std::string feedback_text(const json& record) {
+  const json result = redacted_for_student(record);
   std::string text = fmt::format("gpulab grade: {} ({})\nsubmission content: {}\ngrader: {}\nisolation: {}\n\n",
                                  result.value("student", ""), result.value("submission", ""),
                                  result.value("content_hash", ""), result.value("grader_version", ""),

@@ -210,7 +210,7 @@ SubmissionFiles read_folder(const fs::path& folder, const UnpackLimits& limits) 
       continue;
     }
     if (++entries > limits.entries * 10) break;
-    const std::string rel = fs::relative(it->path(), folder).generic_string();
+    const std::string rel = it->path().lexically_relative(folder).generic_string();  // the link itself, not its target
     const auto status = it->symlink_status(ec);
     if (fs::is_symlink(status)) {
       const fs::path target = fs::weakly_canonical(it->path(), ec);

@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -189,6 +191,219 @@ TEST_CASE("a batch killed in the middle leaves no half-written result, and the n
   for (const char* s : {"s1", "s2", "s3", "s4"}) CHECK(all_correct(b.result(s)));
   CHECK(leftovers(b.out).empty());
   CHECK_FALSE(fs::exists(b.out / ".scratch"));
+}
+
+namespace {
+
+std::string lowered(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::vector<std::string> strings_of(const toml::node* node) {
+  std::vector<std::string> out;
+  if (!node) return out;
+  if (auto s = node->value<std::string>()) out.push_back(*s);
+  if (auto a = node->as_array())
+    for (const auto& e : *a)
+      if (auto s = e.value<std::string>()) out.push_back(*s);
+  return out;
+}
+
+bool contains_all(const std::string& text, const std::vector<std::string>& parts) {
+  for (const auto& p : parts)
+    if (lowered(text).find(lowered(p)) == std::string::npos) return false;
+  return true;
+}
+
+bool contains_any(const std::string& text, const std::vector<std::string>& parts) {
+  if (parts.empty()) return true;
+  for (const auto& p : parts)
+    if (lowered(text).find(lowered(p)) != std::string::npos) return true;
+  return false;
+}
+
+const json* task_of(const json& result, const std::string& task) {
+  for (const auto& l : result["labs"])
+    for (const auto& t : l["tasks"])
+      if (t["task"] == task) return &t;
+  return nullptr;
+}
+
+// Why `result` does not meet the student's expectation (expected.toml), or "" when it does.
+std::string mismatch(const json& result, const toml::table& expected, const std::string& backend) {
+  const std::string error = result.value("error", "");
+  const auto errors = strings_of(expected.get("error")), errors_any = strings_of(expected.get("error_any"));
+  if (!errors.empty() || !errors_any.empty()) {
+    if (error.empty()) return "expected the submission to be refused, but it was graded";
+    if (!contains_all(error, errors) || !contains_any(error, errors_any)) return "refused, but with: " + error;
+    return "";
+  }
+  if (!error.empty()) return "refused: " + error;
+  std::string why;
+  for (const char* task : {"naive", "optimized"}) {
+    const json* t = task_of(result, task);
+    if (!t) {
+      why += fmt::format("{}: no result; ", task);
+      continue;
+    }
+    const std::string status = (*t)["status"], text = (*t)["message"].get<std::string>() + "\n" + (*t)["details"].get<std::string>();
+    bool matched = false;
+    if (const auto* outcomes = expected.get_as<toml::array>(task))
+      for (const auto& o : *outcomes) {
+        const auto* oc = o.as_table();
+        if (!oc) continue;
+        const auto only = oc->get("backend") ? oc->get("backend")->value<std::string>() : std::nullopt;
+        if (only && *only != backend) continue;
+        if (oc->get("status")->value<std::string>().value_or("") != status) continue;
+        if (contains_all(text, strings_of(oc->get("message"))) && contains_any(text, strings_of(oc->get("message_any"))))
+          matched = true;
+      }
+    if (!matched) why += fmt::format("{}: got {} \"{}\"; ", task, status, text.substr(0, 300));
+  }
+  return why;
+}
+
+// Listens on 127.0.0.1:port for the whole batch and keeps whatever arrives.
+class Listener {
+ public:
+  explicit Listener(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    listening_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd_, 16) == 0;
+    ::fcntl(fd_, F_SETFL, O_NONBLOCK);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          continue;
+        }
+        char buffer[256];
+        const auto n = ::recv(c, buffer, sizeof buffer, 0);
+        std::lock_guard lock(mutex_);
+        received_ += "[connection]" + std::string(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+        ::close(c);
+      }
+    });
+  }
+  ~Listener() {
+    stop_ = true;
+    thread_.join();
+    ::close(fd_);
+  }
+  bool listening() const { return listening_; }
+  std::string received() {
+    std::lock_guard lock(mutex_);
+    return received_;
+  }
+
+ private:
+  int fd_ = -1;
+  bool listening_ = false;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::string received_;
+  std::thread thread_;
+};
+
+// Processes whose command line mentions `text` (the batch's folder): none may outlive the batch.
+std::vector<std::string> processes_mentioning(const std::string& text) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || std::stoi(pid) == ::getpid()) continue;
+    std::string cmdline = read_file(e.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(text) != std::string::npos) found.push_back(pid + ": " + cmdline.substr(0, 200));
+  }
+  return found;
+}
+
+std::vector<fs::path> files_named(const fs::path& root, const std::string& name) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->path().filename() == ".git") it.disable_recursion_pending();
+    else if (it->path().filename() == name) found.push_back(it->path());
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("a batch with hostile and broken submissions gives each a clear error or zero and grades the good ones correctly") {
+  const fs::path corpus = repo_path("tests/fixtures/submissions");
+  const auto expected = toml::parse_file((corpus / "expected.toml").string());
+  Batch b("grade-hostile");
+  for (const auto& e : fs::directory_iterator(corpus))
+    if (e.is_directory()) fs::copy(e.path(), b.submissions / e.path().filename(), fs::copy_options::recursive);
+  std::string output;
+  REQUIRE(run_command(fmt::format("/usr/bin/python3 '{}' '{}' '{}'", (corpus / "make_archives.py").string(), GPULAB_REPO,
+                                  b.submissions.string()),
+                      output) == 0);
+  for (const char* good : {"good-1", "good-2"}) b.add_folder(good, "solutions");
+
+  std::map<std::string, std::string> before;  // files a submission must not change
+  for (const auto& [name, node] : expected)
+    if (const auto* t = node.as_table())
+      for (const auto& f : strings_of(t->at_path("checks.unchanged").node())) before[f] = read_file(repo_path(f));
+  Listener listener(47123);
+  REQUIRE(listener.listening());
+
+  // CPU timings of two jobs at once are not what this test is about: on PoCL a correct task may be
+  // too slow; on a GPU each timing run has the GPU to itself, and good students must pass.
+  output.clear();
+  const int status = b.grade(fmt::format("--lab transpose --backend {} --jobs 2 --timeout 10 --time-limit 120 --memory 4 "
+                                         "--processes 128 --output-limit 16",
+                                         g_backend),
+                             output);
+  INFO(output);
+  REQUIRE(status == 0);
+
+  std::string failures;
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(b.submissions)) {
+    std::string student = entry.path().filename().string();
+    for (const char* ext : {".tar.gz", ".zip"})
+      if (student.size() > std::strlen(ext) && student.ends_with(ext)) student.resize(student.size() - std::strlen(ext));
+    const fs::path record = b.out / "students" / student / "result.json";
+    if (!fs::exists(record)) {
+      failures += student + ": no result\n";
+      continue;
+    }
+    const json result = json::parse(read_file(record));
+    ++checked;
+    if (const auto* t = expected.get_as<toml::table>(student)) {
+      if (const auto why = mismatch(result, *t, g_backend); !why.empty()) failures += student + ": " + why + "\n";
+      if (auto limit = t->at_path("checks.max_output_kept").value<int64_t>())
+        for (const auto& l : result["labs"])
+          if (static_cast<int64_t>(l.value("output", "").size()) > *limit) failures += student + ": kept too much output\n";
+    } else if (g_backend == "cuda" ? result["score"] != result["max_score"] : !all_correct(result)) {
+      failures += student + ": a good student was not graded correctly: " + messages(result) + "\n";
+    }
+  }
+  CHECK_MESSAGE(failures.empty(), failures);
+  CHECK(checked == static_cast<int>(std::distance(fs::directory_iterator(b.submissions), fs::directory_iterator())));
+
+  // Nothing escaped the sandbox: no network, no writes outside the scratch folder, no processes left.
+  CHECK_MESSAGE(listener.received().empty(), listener.received());
+  for (const auto& [path, text] : before) CHECK_MESSAGE(read_file(repo_path(path)) == text, (path + " was changed"));
+  for (const char* name : {"PWNED", "escaped.txt"}) {
+    for (const auto& root : {fs::path(GPULAB_REPO), b.submissions.parent_path(), fs::temp_directory_path()})
+      CHECK_MESSAGE(files_named(root, name).empty(), fmt::format("{} found under {}", name, root.string()));
+  }
+  CHECK_MESSAGE(processes_mentioning(b.out.string()).empty(), fmt::format("{}", fmt::join(processes_mentioning(b.out.string()), "\n")));
+  const json batch = json::parse(read_file(b.out / "batch.json"));
+  MESSAGE(fmt::format("{} submissions graded in {:.0f} s ({:.0f} per hour), isolation: {}", batch["submissions"].get<int>(),
+                      batch["wall_s"].get<double>(), batch["throughput_per_hour"].get<double>(), batch["isolation"].get<std::string>()));
 }
 
 int main(int argc, char** argv) {

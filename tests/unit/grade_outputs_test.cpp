@@ -1,0 +1,108 @@
+// The per-student outputs of `gpulab grade` and the pieces of submission handling that need no device.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "grade.hpp"
+#include "submission.hpp"
+
+using namespace gpulab;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+json record_with_hidden_failure() {
+  return json::parse(R"json({
+    "student": "eve", "submission": "eve.zip", "score": 3.0, "max_score": 10.0, "error": "", "notes": [],
+    "labs": [{"id": "02-transpose", "name": "transpose", "title": "Transpose", "backend": "opencl",
+      "tasks": [
+        {"task": "naive", "function": "transpose_naive", "status": "passed", "message": "", "details": "",
+         "points": 3.0, "max_points": 3.0, "bonus": false, "cases_passed": 2, "cases_total": 2, "cases": []},
+        {"task": "optimized", "function": "transpose_optimized", "status": "wrong_result",
+         "message": "(hidden case) case 41x59 (primes): 12 of 2419 elements differ",
+         "details": "wrong in 1 of 12 cases: 41x59 (primes) (hidden case)", "points": 0.0, "max_points": 7.0,
+         "bonus": false, "cases_passed": 11, "cases_total": 12,
+         "cases": [{"name": "41x59 (primes)", "passed": false, "hidden": true, "message": "41x59 differs", "details": "row 3"}]}]}]
+  })json");
+}
+
+}  // namespace
+
+TEST_CASE("Gradescope results give every task its name, score, maximum and output, and the totals") {
+  const json r = cli::gradescope_results(record_with_hidden_failure());
+  CHECK(r["score"] == 3.0);
+  CHECK(r["max_score"] == 10.0);
+  REQUIRE(r["tests"].size() == 2);
+  CHECK(r["tests"][0]["name"] == "02-transpose / naive (transpose_naive)");
+  CHECK(r["tests"][0]["score"] == 3.0);
+  CHECK(r["tests"][1]["max_score"] == 7.0);
+  CHECK(r["tests"][1]["status"] == "failed");
+  CHECK(r["tests"][1]["output"].get<std::string>().find("elements differ") != std::string::npos);
+}
+
+TEST_CASE("what a student sees never names the shape of a hidden case") {
+  const json record = record_with_hidden_failure();
+  const std::string gradescope = cli::gradescope_results(record).dump(), text = cli::feedback_text(record),
+                    html = cli::feedback_html(record);
+  for (const std::string& seen : {gradescope, text, html}) {
+    CHECK(seen.find("41x59") == std::string::npos);
+    CHECK(seen.find("hidden case 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("the gradebook has a column per lab task and quotes names that would break a CSV or run as a formula") {
+  json r = record_with_hidden_failure();
+  r["student"] = "=HYPERLINK(\"x\")";
+  r["submission"] = "a,b.zip";
+  const std::vector<Manifest> labs{load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml")};
+  const std::string csv = cli::gradebook_csv({r}, labs);
+  CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,error\n", 0) == 0);
+  CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,\n") != std::string::npos);
+}
+
+TEST_CASE("student names come from the folder or archive name, made safe for paths") {
+  CHECK(cli::student_name("subs/alice.tar.gz") == "alice");
+  CHECK(cli::student_name("subs/Bob Smith.zip") == "Bob_Smith");
+  CHECK(cli::student_name("subs/carol") == "carol");
+  CHECK(cli::student_name("subs/..zip") == "_.");
+}
+
+TEST_CASE("a misnamed file is reported with the name it was found under") {
+  const std::vector<std::string> files{"labs/02-transpose/Transpose.cu", "labs/02-transpose/README.md", "notes.txt"};
+  const auto close = cli::near_misses(files, "labs/02-transpose/transpose.cu");
+  REQUIRE(close.size() == 1);
+  CHECK(close[0] == "labs/02-transpose/Transpose.cu");
+  CHECK(cli::near_misses({"lab2/transpose.cu"}, "labs/02-transpose/transpose.cu") == std::vector<std::string>{"lab2/transpose.cu"});
+}
+
+TEST_CASE("a folder submission takes lab files under a wrapping folder and refuses a link that leaves it") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-submission-{}", ::getpid());
+  fs::remove_all(root);
+  fs::create_directories(root / "alice-repo/labs/02-transpose");
+  std::ofstream(root / "alice-repo/labs/02-transpose/transpose.cu") << "// mine\n";
+  std::ofstream(root / "alice-repo/labs/02-transpose/transpose.cl") << "// mine\n";
+  fs::create_symlink("/etc/hostname", root / "alice-repo/labs/02-transpose/transpose_opencl.cpp");
+  const auto files = cli::open_submission(root, root / "unused");
+  const Manifest m = load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml");
+  const auto cuda = cli::take_lab_files(files, m, "cuda", root / "taken-cuda");
+  CHECK(cuda.complete());
+  CHECK(fs::exists(root / "taken-cuda/transpose.cu"));
+  const auto opencl = cli::take_lab_files(files, m, "opencl", root / "taken-opencl");
+  REQUIRE(opencl.missing.size() == 1);
+  CHECK(opencl.missing[0].find("outside the submission") != std::string::npos);
+  CHECK_FALSE(fs::exists(root / "taken-opencl/transpose_opencl.cpp"));
+  fs::remove_all(root);
+}
+
+TEST_CASE("something that is neither a folder nor an archive is refused with what a submission must be") {
+  const fs::path file = fs::temp_directory_path() / fmt::format("gpulab-submission-{}.txt", ::getpid());
+  std::ofstream(file) << "hello";
+  CHECK_THROWS_WITH_AS(cli::open_submission(file, fs::temp_directory_path()), doctest::Contains("not a folder, .zip or .tar.gz"),
+                       cli::SubmissionError);
+  fs::remove(file);
+}
