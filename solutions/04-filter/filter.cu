@@ -97,7 +97,7 @@ void box_tiled(const uchar4* in, uchar4* out, int width, int height, int radius)
 // Row 2r of Pascal's triangle for every radius: the binomial weights C(2r, k), which sum to 4^r.
 // In constant memory: every thread of a warp reads the same weight at once, a broadcast. The
 // kernels below take the radius as a template parameter, so every index into this table is known
-// at compile time and the weights become operands of the multiply-add instructions.
+// at compile time and the compiler can use the weights as operands of the multiply-adds.
 __constant__ unsigned kBinomial[kMaxRadius + 1][2 * kMaxRadius + 1] = {
     {1},
     {1, 2, 1},
@@ -124,8 +124,8 @@ struct PackedSum {
   // (sum + 4^r / 2) >> 2r in every lane; each lane's result lands in its low byte, and one byte
   // permute gathers r, g, b, a from bytes 0 and 2 of the two words.
   __device__ unsigned rounded(int shift) const {
-    const unsigned half = ((1u << shift) >> 1) * 0x00010001u;
-    return __byte_perm((even + half) >> shift, (odd + half) >> shift, 0x6240);
+    const unsigned bias = ((1u << shift) >> 1) * 0x00010001u;
+    return __byte_perm((even + bias) >> shift, (odd + bias) >> shift, 0x6240);
   }
 };
 
@@ -139,8 +139,8 @@ struct ChannelSum {
     a += weight * (pixel >> 24);
   }
   __device__ unsigned rounded(int shift) const {
-    const unsigned half = (1u << shift) >> 1;
-    return ((r + half) >> shift) | ((g + half) >> shift) << 8 | ((b + half) >> shift) << 16 | ((a + half) >> shift) << 24;
+    const unsigned bias = (1u << shift) >> 1;
+    return ((r + bias) >> shift) | ((g + bias) >> shift) << 8 | ((b + bias) >> shift) << 16 | ((a + bias) >> shift) << 24;
   }
 };
 
