@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -117,6 +119,29 @@ std::vector<pid_t> descendants(const std::map<pid_t, ProcessInfo>& table, pid_t 
   return out;
 }
 
+int processes_of(unsigned uid, pid_t except = 0) {
+  int n = 0;
+  for (const auto& [pid, info] : process_table()) n += info.uid == uid && pid != except;
+  return n;
+}
+
+// The children run_isolated is waiting for; any other child of the grader is an orphan that was
+// handed to it as subreaper (a process the command left behind) and is reaped here.
+std::mutex children_lock;
+std::set<pid_t> waited_children;
+
+void reap_orphans() {
+  const pid_t self = ::getpid();
+  for (const auto& [pid, info] : process_table()) {
+    if (info.ppid != self) continue;
+    {
+      std::lock_guard lock(children_lock);
+      if (waited_children.count(pid)) continue;
+    }
+    ::waitpid(pid, nullptr, WNOHANG);
+  }
+}
+
 // Signals every process of `uid` from a child that takes that uid (kill(-1) as that user).
 void kill_all_of_user(unsigned uid) {
   const pid_t pid = ::fork();
@@ -136,13 +161,16 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
     if (tree.size() <= 1 && !table.count(child)) break;
     for (pid_t p : tree) ::kill(p, SIGKILL);
   }
-  if (spec.user) kill_all_of_user(*spec.user);
-}
-
-int processes_of(unsigned uid) {
-  int n = 0;
-  for (const auto& [pid, info] : process_table()) n += info.uid == uid;
-  return n;
+  if (!spec.user) return;
+  // Killed processes count against the user's process limit until they are reaped: wait until none
+  // is left, or the next command of this user could not even start.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    kill_all_of_user(*spec.user);
+    reap_orphans();
+    if (processes_of(*spec.user, child) == 0) break;  // the caller reaps `child` itself
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
 }
 
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const fs::path& output, const Limits& limits,
@@ -248,6 +276,9 @@ std::string Isolation::describe(const Limits& limits) const {
 }
 
 Isolation detect_isolation() {
+  // Processes a command leaves behind become the grader's children, so they can be reaped and
+  // never count against a job's process limit (a container's init may not reap them).
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   Isolation iso;
   const bool root = ::geteuid() == 0;
   iso.bubblewrap_path = find_program("bwrap");
@@ -300,6 +331,10 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
   if (pid == 0) exec_child(argv, output, limits, spec, nproc_limit);
+  {
+    std::lock_guard lock(children_lock);
+    waited_children.insert(pid);
+  }
 
   ChildExit exit;
   auto last_progress = start;
@@ -334,6 +369,10 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    std::lock_guard lock(children_lock);
+    waited_children.erase(pid);
   }
   kill_everything(pid, spec);  // whatever it left behind
   if (WIFSIGNALED(exit.status))

@@ -182,7 +182,7 @@ const std::vector<std::string>& host_calls_forbidden_everywhere() {
       // files
       "fopen", "fopen64", "freopen", "fdopen", "open", "openat", "creat", "fstream", "ofstream", "ifstream", "filebuf",
       "std::filesystem", "unlink", "unlinkat", "rename", "mkdir", "rmdir", "ftruncate", "chmod", "chown", "symlink",
-      "opendir", "mmap",
+      "opendir", "mmap", "write", "pwrite", "writev", "dup", "dup2", "dup3", "fileno",
       // processes, threads, signals, dynamic loading, raw system calls
       "fork", "vfork", "clone", "system", "popen", "execl", "execlp", "execle", "execv", "execvp", "execvpe", "execve",
       "posix_spawn", "posix_spawnp", "kill", "ptrace", "prctl", "setrlimit", "syscall", "dlopen", "dlsym",

@@ -193,8 +193,10 @@ LabRun supervise(const RunRequest& req) {
       message = fmt::format("the runner exited with status {}{} before reporting (did student code call exit?)",
                             WEXITSTATUS(exit.status), where);
     }
-    if (limits.processes && exit.peak_processes >= limits.processes / 2)
-      message += fmt::format(" (it had started {} processes, the limit is {}: a fork bomb?)", exit.peak_processes, limits.processes);
+    // A runner is one process (three inside bubblewrap): many more mean code that forks in a loop.
+    if (exit.peak_processes > 8)
+      message += fmt::format(" (it had started {} processes{}: a fork bomb?)", exit.peak_processes,
+                             limits.processes ? fmt::format(", the limit is {}", limits.processes) : "");
     const bool device_lost = exit.killed_for.empty() && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3;
     if (current_task.empty() && device_lost) continue;  // the faulting task reported itself: rerun the rest
     if (current_task.empty()) {
