@@ -115,6 +115,20 @@ RunSummary summary_of(const json& result) {
 // What a student may see of a record: the shapes of hidden cases are the instructor's, so their
 // names become "hidden case N" in every message (result.json keeps them for the instructor).
 json redacted_for_student(json result) {
+  for (auto& l : result["labs"]) {
+    bool ran_hidden = false;
+    for (auto& t : l["tasks"])
+      for (const auto& c : t["cases"]) ran_hidden = ran_hidden || c.value("hidden", false);
+    // The program's own prints may show a hidden case's sizes.
+    if (ran_hidden && !l.value("output", "").empty()) l["output"] = "(not shown: it includes cases the course does not publish)";
+    for (auto& t : l["tasks"])
+      if (t.value("message", "").rfind("(hidden case)", 0) == 0) {
+        t["message"] = fmt::format("{} in a case the course does not publish: test your kernel on more shapes (odd "
+                                   "sizes, primes, single rows and columns, large inputs)",
+                                   describe(status_from_string(t.value("status", "error"))));
+        t["details"] = "";
+      }
+  }
   for (auto& l : result["labs"])
     for (auto& t : l["tasks"]) {
       int n = 0;
@@ -134,6 +148,8 @@ json redacted_for_student(json result) {
 }
 
 struct Batch {
+  Batch(const Toolchain& t, const std::vector<Manifest>& l, const std::string& be, const GradeOptions& opt)
+      : tc(t), labs(l), backend(be), o(opt) {}
   const Toolchain& tc;
   const std::vector<Manifest>& labs;
   const std::string& backend;
@@ -142,6 +158,7 @@ struct Batch {
   std::string version;
   Isolation isolation;
   Limits run_limits, compile_limits;
+  std::vector<fs::path> needed;       // what its compilers and runners read (the harness, drivers)
   std::vector<fs::path> hidden;       // what a submission must not see
   json calibration;                   // reference ratios on this machine, when known
   std::vector<std::string> gpus;      // CUDA_VISIBLE_DEVICES value per GPU
@@ -150,16 +167,23 @@ struct Batch {
   std::mutex print_lock;
 };
 
+// Everything besides the files and the grader that changes a result: a rerun with other labs, other
+// limits or another isolation grades again.
 std::string selection_key(const Batch& b) {
   std::vector<std::string> ids;
   for (const auto& m : b.labs) ids.push_back(m.id);
-  return fmt::format("{}:{}", b.backend, fmt::join(ids, ","));
+  const Isolation& i = b.isolation;
+  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB|isolation {}{}{}", b.backend,
+                     fmt::join(ids, ","), b.o.device, b.o.idle_timeout_s, b.o.lab_time_limit_s, b.o.memory_gib,
+                     b.o.processes, b.o.output_mib, i.bubblewrap ? "bubblewrap " : "", i.own_user ? "user " : "",
+                     i.network_off ? "no-network" : "");
 }
 
-SandboxSpec sandbox_for(const Batch& b, const fs::path& scratch, int slot) {
+SandboxSpec sandbox_for(const Batch& b, const fs::path& box, int slot) {
   SandboxSpec spec;
   spec.isolation = &b.isolation;
-  spec.scratch = scratch;
+  spec.scratch = box;
+  spec.needed = b.needed;
   spec.hidden = b.hidden;
   if (b.isolation.own_user) spec.user = kFirstSlotUser + static_cast<unsigned>(slot);
   if (!b.gpus.empty()) spec.env["CUDA_VISIBLE_DEVICES"] = b.gpus[static_cast<std::size_t>(slot) % b.gpus.size()];
@@ -229,6 +253,9 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
     files = open_submission(job.entry, scratch / "unpacked");
   } catch (const SubmissionError& e) {
     result["error"] = e.what();
+  } catch (const std::exception& e) {  // e.g. an archive whose file and folder share a name
+    result["error"] = fmt::format("{}: cannot be unpacked ({}); make the archive again from the course folder",
+                                  job.entry.filename().string(), e.what());
   }
 
   // The files each lab grades, and their hash: what decides whether a rerun may skip this student.
@@ -238,7 +265,11 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
   if (result["error"].get<std::string>().empty()) {
     for (const auto& m : b.labs) {
       if (!m.files.count(b.backend)) continue;
-      taken[m.id] = take_lab_files(files, m, b.backend, scratch / "labs" / m.id);
+      try {
+        taken[m.id] = take_lab_files(files, m, b.backend, scratch / "labs" / m.id);
+      } catch (const std::exception& e) {  // a file that cannot be read or copied
+        taken[m.id].missing.push_back(fmt::format("its files cannot be read ({})", e.what()));
+      }
       for (const auto& f : taken[m.id].taken) {
         hash.update(m.id + "/" + f);
         hash.update("\n", 1);
@@ -256,7 +287,7 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
                                     job.entry.filename().string(), some.empty() ? "nothing" : fmt::format("{}", fmt::join(some, ", ")));
     }
   } else {
-    hash.update(read_text(job.entry).substr(0, 1 << 20));
+    if (fs::is_regular_file(job.entry)) hash.update_file(job.entry);  // a refused archive: all of it
   }
   result["content_hash"] = "sha256:" + hash.hex();
 
@@ -274,10 +305,19 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
 
   const bool refused = !result["error"].get<std::string>().empty();
   if (!refused) {
-    const SandboxSpec spec = sandbox_for(b, scratch, slot);
+    // The scratch folder belongs to the grader; the submission's code may write only in box/ (its
+    // home) and, while it compiles, in its build folder. Logs, progress and output files live in
+    // folders it cannot write, so it cannot swap them for links or plant a runner.
+    const fs::path box = scratch / "box", logs = scratch / "logs";
+    fs::create_directories(box);
+    fs::create_directories(logs);
+    const SandboxSpec base = sandbox_for(b, box, slot);
+    fs::path build_dir, lab_dir;
     const CommandRunner compile = [&](const std::string& command) {
-      const fs::path log = scratch / "tmp" / "compile.log";
-      fs::create_directories(log.parent_path());
+      SandboxSpec spec = base;
+      spec.visible = {lab_dir};
+      spec.writable = {build_dir};
+      const fs::path log = logs / "compile.log";
       fs::remove(log);
       const ChildExit e = run_isolated({"/bin/sh", "-c", command}, log, b.compile_limits, spec);
       CommandOutput c;
@@ -293,14 +333,19 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
     for (const auto& m : b.labs) {
       if (!m.files.count(b.backend)) continue;
       const auto tasks = select_tasks(m, {});
-      const fs::path lab_dir = scratch / "labs" / m.id;
+      lab_dir = scratch / "labs" / m.id;
+      build_dir = scratch / "build" / m.id;
       LabRun lab;
       const LabFiles& t = taken[m.id];
       if (!t.complete()) {
         lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = b.backend;
         lab.tasks = all_tasks_failed(m, tasks, Status::compile_error, fmt::format("{}", fmt::join(t.missing, "; ")), "");
       } else {
-        const BuildResult build = build_lab(b.tc, m, b.backend, lab_dir, scratch / "build" / m.id, compile);
+        fs::remove_all(build_dir);  // always built afresh: nothing from an earlier run is trusted
+        fs::create_directories(build_dir);
+        if (base.user) give_to_user(build_dir, *base.user);
+        const BuildResult build = build_lab(b.tc, m, b.backend, lab_dir, build_dir, compile);
+        if (base.user) give_to_user(build_dir, 0);  // the runner cannot be replaced by the code it runs
         if (!build.ok) {
           lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = b.backend;
           lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error,
@@ -315,11 +360,11 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
           req.seed = seed;
           req.tasks = tasks;
           if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
-          req.work_dir = scratch / "run" / m.id;
-          req.pictures_dir = scratch / "pictures" / m.id;
+          req.work_dir = scratch / "run" / m.id;  // pictures are not kept: no --pictures
           req.hidden_cases = true;
           req.limits = b.run_limits;
-          req.sandbox = spec;
+          req.sandbox = base;
+          req.sandbox.visible = {lab_dir, build_dir};
           // Timings are only fair when one submission at a time runs on a GPU.
           std::unique_lock<std::mutex> gpu;
           if (!b.gpu_locks.empty()) gpu = std::unique_lock(*b.gpu_locks[static_cast<std::size_t>(slot) % b.gpu_locks.size()]);
@@ -508,7 +553,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
                          const GradeOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   const std::string started_at = now_utc();
-  Batch b{tc, labs, backend, o};
+  Batch b(tc, labs, backend, o);
   b.out = fs::absolute(o.out).lexically_normal();
   b.submissions = fs::absolute(o.submissions).lexically_normal();
   auto jobs = list_submissions(b.submissions);
@@ -537,6 +582,8 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   for (const char* p : {"students", "tests", "site", "bench"}) b.hidden.push_back(tc.build_dir / p);
   b.hidden.push_back(b.submissions);
   b.hidden.push_back(b.out);
+  b.needed = {tc.repo, tc.build_dir};
+  if (const char* vendors = std::getenv("OCL_ICD_VENDORS"); vendors && fs::is_directory(vendors)) b.needed.emplace_back(vendors);
   // Timings are only fair when one submission at a time runs on a GPU: with CUDA each job gets a GPU
   // of its own (CUDA_VISIBLE_DEVICES) and a lock per GPU; a chosen device, or OpenCL on a GPU, has one lock.
   const DeviceInfo device = find_device(backend, o.device);
@@ -602,9 +649,24 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
       try {
         outcome = grade_student(b, jobs[i], slot);
       } catch (const std::exception& e) {
-        // The grader's own failure for this student (disk full, ...): say so, keep the batch going.
-        std::lock_guard lock(b.print_lock);
-        fmt::print(stderr, "  {}: not graded, the grader failed: {}\n", jobs[i].name, e.what());
+        // The grader's own failure for this student (disk full, ...): a record that says so, without a
+        // content hash, so the next run grades this student again; the batch goes on.
+        {
+          std::lock_guard lock(b.print_lock);
+          fmt::print(stderr, "  {}: not graded, the grader failed: {}\n", jobs[i].name, e.what());
+        }
+        try {
+          const json record{{"student", jobs[i].name}, {"submission", jobs[i].entry.filename().string()},
+                            {"grader_version", b.version}, {"content_hash", ""}, {"labs", json::array()},
+                            {"notes", json::array()}, {"score", 0.0}, {"max_score", 0.0},
+                            {"error", fmt::format("not graded: the grader failed ({}); it is graded again on the next "
+                                                  "run",
+                                                  e.what())}};
+          write_text_atomically(record.dump(2) + "\n", b.out / "students" / jobs[i].name / "result.json");
+        } catch (const std::exception&) {
+        }
+        std::lock_guard lock(count_lock);
+        ++summary.failed;
         continue;
       }
       std::lock_guard lock(count_lock);
@@ -630,6 +692,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   json batch{{"grader_version", b.version}, {"started", started_at}, {"finished", now_utc()}, {"backend", backend},
              {"isolation", b.isolation.describe(b.run_limits)}, {"jobs", jobs_n}, {"submissions", summary.submissions},
              {"graded", summary.graded}, {"refused", summary.refused}, {"skipped_unchanged", summary.skipped_unchanged},
+             {"grader_failures", summary.failed},
              {"wall_s", summary.wall_s}, {"labs", ids},
              {"throughput_per_hour", summary.graded > 0 && hours > 0 ? summary.graded / hours : 0.0}};
   if (!b.gpus.empty()) batch["gpus"] = b.gpus;

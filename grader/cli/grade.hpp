@@ -39,6 +39,7 @@ struct GradeOptions {
 
 struct BatchSummary {
   int submissions = 0, graded = 0, skipped_unchanged = 0, refused = 0;
+  int failed = 0;  // the grader itself failed for these (written as error records, regraded next time)
   double wall_s = 0;
 };
 

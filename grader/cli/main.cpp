@@ -167,6 +167,9 @@ int grade(const CheckOptions& c, GradeOptions g) {
              s.refused, s.skipped_unchanged, s.wall_s);
   if (s.graded > 0) fmt::print(": {:.0f} submissions per hour", s.graded / (s.wall_s / 3600));
   fmt::print("\ngradebook: {}\n", (out / "grades.csv").string());
+  if (s.failed > 0)
+    fmt::print(stderr, "gpulab grade: the grader failed for {} submission{} (see above); run again to grade them\n",
+               s.failed, s.failed > 1 ? "s" : "");
   // The summary page is drawn by a Python script with matplotlib; without them the grades are still complete.
   const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   const std::string command = fmt::format("'{}' '{}' '{}'", python, (tc.repo / "scripts" / "grade" / "summary.py").string(),
@@ -176,7 +179,7 @@ int grade(const CheckOptions& c, GradeOptions g) {
   else
     fmt::print(stderr, "gpulab grade: the summary page was not written (see above; it needs python3-matplotlib); the "
                        "grades are complete\n");
-  return 0;
+  return s.failed > 0 ? 1 : 0;
 }
 
 int release(const std::string& out) {

@@ -72,8 +72,19 @@ std::vector<std::string> bubblewrap_prefix(const Isolation& iso, const SandboxSp
   std::vector<std::string> a{iso.bubblewrap_path, "--die-with-parent", "--new-session", "--unshare-net",
                              "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "gpulab-sandbox",
                              "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"};
-  for (const auto& h : spec.hidden)
-    if (fs::is_directory(h)) a.insert(a.end(), {"--tmpfs", h.string()});
+  auto add = [&](const char* option, const fs::path& p) {
+    if (fs::is_directory(p)) a.insert(a.end(), {option, p.string()});
+  };
+  auto add_bind = [&](const char* option, const fs::path& p) {
+    if (fs::exists(p)) a.insert(a.end(), {option, p.string(), p.string()});
+  };
+  // Other users' files, the instructor's home, sockets (a Docker or X11 socket needs no network).
+  for (const char* system : {"/tmp", "/var/tmp", "/home", "/root", "/run"})
+    if (!fs::is_symlink(system)) add("--tmpfs", system);
+  for (const auto& p : spec.needed) add_bind("--ro-bind", p);
+  for (const auto& p : spec.hidden) add("--tmpfs", p);
+  for (const auto& p : spec.visible) add_bind("--ro-bind", p);
+  for (const auto& p : spec.writable) add_bind("--bind", p);
   if (!spec.scratch.empty()) a.insert(a.end(), {"--bind", spec.scratch.string(), spec.scratch.string(), "--chdir", spec.scratch.string()});
   a.push_back("--");
   return a;
@@ -173,16 +184,16 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
   } while (std::chrono::steady_clock::now() < deadline);
 }
 
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, const fs::path& output, const Limits& limits,
-                             const SandboxSpec& spec, int nproc_limit) {
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, int output_fd, int progress_fd, const Limits& limits,
+                             const SandboxSpec& spec, int nproc_limit, pid_t grader) {
   ::setsid();  // its own session and process group: killed as one, no controlling terminal
   const int null = ::open("/dev/null", O_RDONLY);
   if (null >= 0) ::dup2(null, STDIN_FILENO);
-  const int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-  }
+  ::dup2(output_fd, STDOUT_FILENO);
+  ::dup2(output_fd, STDERR_FILENO);
+  if (progress_fd >= 0) ::dup2(progress_fd, 3);
+  // Nothing else of the grader's (other students' files being written, sockets) leaks into it.
+  ::close_range(progress_fd >= 0 ? 4 : 3, ~0U, 0);
   auto limit = [](int resource, rlim_t value) {
     const rlimit r{value, value};
     ::setrlimit(resource, &r);
@@ -206,6 +217,9 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
       ::_exit(126);
     }
   }
+  // Dies with the grader, even without bubblewrap (set after the user switch, which clears it).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != grader) ::_exit(126);
   if (!spec.scratch.empty() && ::chdir(spec.scratch.c_str()) != 0) ::_exit(126);
 
   std::vector<std::string> full = iso && iso->bubblewrap ? bubblewrap_prefix(*iso, spec) : std::vector<std::string>{};
@@ -326,15 +340,36 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
     if (spec.user) give_to_user(spec.scratch, *spec.user);
   }
 
+  // Opened here, never through a link; a command with its own user may write them, nothing more.
+  const int output_fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (output_fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", output.string(), std::strerror(errno)));
+  int progress_fd = -1;
+  if (!progress_file.empty() && spec.isolation) {
+    progress_fd = ::open(progress_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (progress_fd < 0) {
+      ::close(output_fd);
+      throw std::runtime_error(fmt::format("cannot write {}: {}", progress_file.string(), std::strerror(errno)));
+    }
+  }
+  if (spec.user) {
+    if (::fchown(output_fd, *spec.user, *spec.user) != 0 ||
+        (progress_fd >= 0 && ::fchown(progress_fd, *spec.user, *spec.user) != 0))
+      std::fprintf(stderr, "gpulab sandbox: cannot give the output files to user %u\n", *spec.user);
+  }
+
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
-  if (pid == 0) exec_child(argv, output, limits, spec, nproc_limit);
+  const pid_t grader = ::getpid();
+  pid_t pid;
   {
-    std::lock_guard lock(children_lock);
-    waited_children.insert(pid);
+    std::lock_guard lock(children_lock);  // registered before any reaper can see it
+    pid = ::fork();
+    if (pid == 0) exec_child(argv, output_fd, progress_fd, limits, spec, nproc_limit, grader);
+    if (pid > 0) waited_children.insert(pid);
   }
+  ::close(output_fd);
+  if (progress_fd >= 0) ::close(progress_fd);
+  if (pid < 0) throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
 
   ChildExit exit;
   auto last_progress = start;

@@ -32,13 +32,19 @@ struct Isolation {
   std::string describe(const Limits& limits) const;
 };
 
-// How to run one command isolated; default-constructed: no isolation, only limits.
+// How to run one command isolated; default-constructed: no isolation, only limits. Under bubblewrap
+// the command sees the machine read-only, without /tmp, /home, /root and /run (where other users'
+// files and sockets live), with `needed` shown again, `hidden` empty, `visible` read-only, and only
+// `scratch` and `writable` writable.
 struct SandboxSpec {
-  const Isolation* isolation = nullptr;       // null: the check command's plain child process
-  std::filesystem::path scratch;               // the only writable folder (also HOME and TMPDIR)
-  std::vector<std::filesystem::path> hidden;   // folders to hide entirely (solutions, other students)
-  std::optional<unsigned> user;                // the uid of the job slot (root grader only)
-  std::map<std::string, std::string> env;      // set on top of the passed-through environment
+  const Isolation* isolation = nullptr;         // null: the check command's plain child process
+  std::filesystem::path scratch;                 // writable; HOME, TMPDIR and the working folder
+  std::vector<std::filesystem::path> writable;   // more writable folders (a compiler's output)
+  std::vector<std::filesystem::path> needed;     // shown read-only under the hidden system folders (the harness)
+  std::vector<std::filesystem::path> hidden;     // shown empty (solutions, other students, results)
+  std::vector<std::filesystem::path> visible;    // shown read-only inside hidden ones (the student's files, runner)
+  std::optional<unsigned> user;                  // the uid of the job slot (root grader only)
+  std::map<std::string, std::string> env;        // set on top of the passed-through environment
 };
 
 struct ChildExit {
@@ -55,7 +61,9 @@ struct ChildExit {
 Isolation detect_isolation();
 
 // Runs `argv` with stdout and stderr appended to `output`, waits, and enforces `limits`; kills
-// every process the command started when it ends or is killed.
+// every process the command started when it ends or is killed. The grader opens `output` and
+// `progress_file` itself (never through a link); an isolated command gets the progress file as
+// descriptor 3 (/dev/fd/3), so it needs no path to it.
 ChildExit run_isolated(const std::vector<std::string>& argv, const std::filesystem::path& output,
                        const Limits& limits, const SandboxSpec& spec, const std::filesystem::path& progress_file = {});
 

@@ -96,9 +96,24 @@ std::string code_only(const std::string& source, bool blank_strings = false) {
     const char ch = out[i], next = i + 1 < out.size() ? out[i + 1] : '\0';
     switch (state) {
       case code:
-        if (ch == '/' && next == '/') state = line_comment;
-        else if (ch == '/' && next == '*') state = block_comment;
-        else if (ch == '"' || ch == '\'') state = quoted, quote = ch;
+        if (ch == '/' && next == '/') {
+          state = line_comment;
+        } else if (ch == '/' && next == '*') {
+          state = block_comment;
+        } else if (ch == '"' && i > 0 && out[i - 1] == 'R') {
+          // A raw string R"delim( ... )delim": no escapes, may span lines.
+          const auto open = out.find('(', i);
+          const std::string end = ")" + (open == std::string::npos ? std::string() : out.substr(i + 1, open - i - 1)) + "\"";
+          const auto close = open == std::string::npos ? std::string::npos : out.find(end, open);
+          const std::size_t stop = close == std::string::npos ? out.size() : close + end.size();
+          if (blank_strings)
+            for (std::size_t k = i + 1; k + 1 < stop; ++k)
+              if (out[k] != '\n') out[k] = ' ';
+          i = stop - 1;
+          continue;
+        } else if (ch == '"' || (ch == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(out[i - 1]))))) {
+          state = quoted, quote = ch;  // a ' after a digit is a digit separator (1'000), not a character
+        }
         break;
       case quoted:
         if (ch == '\\') {
@@ -182,7 +197,9 @@ const std::vector<std::string>& host_calls_forbidden_everywhere() {
       // files
       "fopen", "fopen64", "freopen", "fdopen", "open", "openat", "creat", "fstream", "ofstream", "ifstream", "filebuf",
       "std::filesystem", "unlink", "unlinkat", "rename", "mkdir", "rmdir", "ftruncate", "chmod", "chown", "symlink",
-      "opendir", "mmap", "write", "pwrite", "writev", "dup", "dup2", "dup3", "fileno",
+      "opendir", "mmap", "write", "pwrite", "pwrite64", "writev", "pwritev", "dup", "dup2", "dup3", "fileno", "open64",
+      "symlinkat", "linkat", "renameat", "renameat2", "mkfifo", "mknod", "truncate", "sendfile", "basic_ofstream",
+      "basic_ifstream", "basic_fstream", "basic_filebuf",
       // processes, threads, signals, dynamic loading, raw system calls
       "fork", "vfork", "clone", "system", "popen", "execl", "execlp", "execle", "execv", "execvp", "execvpe", "execve",
       "posix_spawn", "posix_spawnp", "kill", "ptrace", "prctl", "setrlimit", "syscall", "dlopen", "dlsym",
@@ -197,10 +214,18 @@ std::vector<ForbiddenUse> find_escaping_includes(const std::string& source) {
   for_each_line(code_only(source), [&](int line, std::string_view row) {
     const auto hash = row.find_first_not_of(" \t");
     if (hash == std::string_view::npos || row[hash] != '#') return;
-    const auto include = row.find("include", hash);
-    if (include == std::string_view::npos) return;
-    const auto open = row.find_first_of("<\"", include);
-    if (open == std::string_view::npos) return;
+    const auto directive = row.find_first_not_of(" \t", hash + 1);
+    if (directive == std::string_view::npos) return;
+    if (row.substr(directive, 5) == "embed") {
+      out.push_back({line, "#embed (files are not part of a lab)"});
+      return;
+    }
+    if (row.substr(directive, 7) != "include") return;
+    const auto open = row.find_first_not_of(" \t", directive + 7);
+    if (open == std::string_view::npos || (row[open] != '<' && row[open] != '"')) {
+      out.push_back({line, "#include of a macro (name the header)"});
+      return;
+    }
     const auto path = row.substr(open + 1);
     if (path.substr(0, 1) == "/" || path.find("..") != std::string_view::npos)
       out.push_back({line, "#include of a path outside the lab"});

@@ -78,6 +78,13 @@ std::string resolve_inside(const std::vector<std::string>& at, const std::string
   return joined(parts);
 }
 
+// What archivers and file browsers add beside the files: macOS resource forks and folder settings.
+bool is_system_junk(const std::vector<std::string>& parts) {
+  for (const auto& p : parts)
+    if (p == "__MACOSX" || p == ".DS_Store" || p.rfind("._", 0) == 0 || p == "Thumbs.db") return true;
+  return false;
+}
+
 struct ArchiveReader {
   archive* a = archive_read_new();
   ~ArchiveReader() { archive_read_free(a); }
@@ -123,7 +130,7 @@ SubmissionFiles unpack_archive(const fs::path& file, const fs::path& scratch, co
     const char* raw = archive_entry_pathname(entry);
     const std::string path = raw ? raw : "";
     const auto parts = safe_components(path, name);
-    if (parts.empty()) continue;
+    if (parts.empty() || is_system_junk(parts)) continue;
     const char* hardlink = archive_entry_hardlink(entry);
     const auto type = archive_entry_filetype(entry);
     if (hardlink || type == AE_IFLNK) {
@@ -183,6 +190,12 @@ SubmissionFiles unpack_archive(const fs::path& file, const fs::path& scratch, co
       out.unusable[joined(link.at)] = fmt::format("a link to {}, which is not a file of the archive", link.target);
       continue;
     }
+    // A copy counts towards the limits like any file: links must not multiply a small archive.
+    total += fs::file_size(scratch / link.target);
+    if (total > limits.total_bytes)
+      throw SubmissionError(fmt::format("{}: unpacks to more than {} MiB in all, counting its links (at entry {}): "
+                                        "refused; submit only the lab files",
+                                        name, limits.total_bytes >> 20, joined(link.at)));
     const fs::path dest = scratch / joined(link.at);
     fs::create_directories(dest.parent_path());
     fs::copy_file(scratch / link.target, dest, fs::copy_options::overwrite_existing);
@@ -205,6 +218,10 @@ SubmissionFiles read_folder(const fs::path& folder, const UnpackLimits& limits) 
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     const std::string name = it->path().filename().string();
+    if (name == "__MACOSX" || name == ".DS_Store" || name.rfind("._", 0) == 0) {
+      it.disable_recursion_pending();
+      continue;
+    }
     if (it->is_directory(ec) && !it->is_symlink(ec) && (name == ".git" || name == "build")) {
       it.disable_recursion_pending();  // a clone's history and build outputs are never graded
       continue;
@@ -355,6 +372,8 @@ LabFiles take_lab_files(const SubmissionFiles& s, const Manifest& m, const std::
       const auto close = near_misses(relative, expected);
       if (close.empty())
         out.missing.push_back(fmt::format("missing {}", expected));
+      else if (file_name(close.front()) == f)
+        out.missing.push_back(fmt::format("missing {} (found it at {}: it must be in labs/{}/)", expected, close.front(), m.id));
       else
         out.missing.push_back(fmt::format("missing {} (found {}, expected {})", expected, close.front(), f));
       continue;

@@ -121,7 +121,8 @@ LabRun supervise(const RunRequest& req) {
     fs::remove(progress);
     std::vector<std::string> argv{req.runner.string(), "--manifest", m.path.string(), "--student-dir",
                                   req.student_dir.string(), "--backend", req.backend, "--seed",
-                                  std::to_string(req.seed), "--progress", progress.string()};
+                                  std::to_string(req.seed), "--progress",
+                                  req.sandbox.isolation ? "/dev/fd/3" : progress.string()};
     if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
     if (!req.pictures_dir.empty()) argv.insert(argv.end(), {"--pictures", req.pictures_dir.string()});
     if (req.hidden_cases) argv.push_back("--hidden-cases");
@@ -131,7 +132,8 @@ LabRun supervise(const RunRequest& req) {
     const ChildExit exit = run_isolated(argv, output, limits, req.sandbox, progress);
 
     std::string current_task, current_case, setup_error;
-    for (const auto& e : read_events(progress)) {
+    const std::size_t finished_before = finished.size();
+    for (const auto& e : read_events(progress)) try {
       const std::string kind = e.value("event", "");
       if (kind == "device") {
         run.device = e;
@@ -147,11 +149,22 @@ LabRun supervise(const RunRequest& req) {
         current_case = e.at("case");
       } else if (kind == "task_end") {
         TaskResult r = e.at("result").get<TaskResult>();
-        finished[r.task] = r;
+        // Points and the maximum come from the manifest, once per pending task: the progress file
+        // is written by the process that runs student code.
+        const Task* task = m.find_task(r.task);
+        if (task && !finished.count(r.task) && std::find(pending.begin(), pending.end(), r.task) != pending.end()) {
+          r.function = task->function;
+          r.max_points = task->points;
+          r.bonus = task->bonus;
+          r.points = r.status == Status::passed ? task->points : 0;
+          finished[r.task] = r;
+        }
         current_task.clear();
       } else if (kind == "error") {
         setup_error = e.value("message", "");
       }
+    } catch (const std::exception&) {
+      // A malformed event (a line cut short, or written by student code) is ignored.
     }
     std::erase_if(pending, [&](const std::string& t) { return finished.count(t) > 0; });
     if (pending.empty()) break;
@@ -168,7 +181,7 @@ LabRun supervise(const RunRequest& req) {
           timeout, where);
     } else if (exit.killed_for == "timeout") {
       status = Status::timeout;
-      message = fmt::format("stopped after {:.0f} s, the time limit of the whole lab{}", limits.wall_s, where);
+      message = fmt::format("stopped after {:.0f} s, the time limit of the whole lab{}", req.limits.wall_s, where);
     } else if (exit.killed_for == "memory") {
       message = fmt::format("stopped{}: its processes used more than {:.1f} GiB of memory, the limit — a huge or "
                             "leaking host allocation?",
@@ -198,7 +211,8 @@ LabRun supervise(const RunRequest& req) {
       message += fmt::format(" (it had started {} processes{}: a fork bomb?)", exit.peak_processes,
                              limits.processes ? fmt::format(", the limit is {}", limits.processes) : "");
     const bool device_lost = exit.killed_for.empty() && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3;
-    if (current_task.empty() && device_lost) continue;  // the faulting task reported itself: rerun the rest
+    // The faulting task reported itself: rerun the rest, as long as each run gets further.
+    if (current_task.empty() && device_lost && finished.size() > finished_before) continue;
     if (current_task.empty()) {
       if (message.empty()) message = "the runner ended without reporting these tasks";
       // Nothing started (setup failed): every pending task gets the message, no rerun.

@@ -42,7 +42,7 @@ TEST_CASE("Gradescope results give every task its name, score, maximum and outpu
   CHECK(r["tests"][0]["score"] == 3.0);
   CHECK(r["tests"][1]["max_score"] == 7.0);
   CHECK(r["tests"][1]["status"] == "failed");
-  CHECK(r["tests"][1]["output"].get<std::string>().find("elements differ") != std::string::npos);
+  CHECK(r["tests"][1]["output"].get<std::string>().find("wrong result") != std::string::npos);
 }
 
 TEST_CASE("what a student sees never names the shape of a hidden case") {
@@ -51,7 +51,8 @@ TEST_CASE("what a student sees never names the shape of a hidden case") {
                     html = cli::feedback_html(record);
   for (const std::string& seen : {gradescope, text, html}) {
     CHECK(seen.find("41x59") == std::string::npos);
-    CHECK(seen.find("hidden case 1") != std::string::npos);
+    CHECK(seen.find("2419") == std::string::npos);  // the mismatch report would give the size away
+    CHECK(seen.find("does not publish") != std::string::npos);
   }
 }
 

@@ -60,6 +60,10 @@ TEST_CASE("a forbidden name matches where an identifier starts, and whole-word n
   CHECK(cli::find_forbidden("forklift(); threadIdx.x;\n", {"fork", "std::thread"}, true).empty());
   CHECK(cli::find_forbidden("if (fork() == 0) {}\n", {"fork"}, true).size() == 1);
   CHECK(cli::find_forbidden("throw Error(\"cannot open it\", 'x');\n", {"open"}, true).empty());
+  // A digit separator is not a quote, and a raw string ends where it ends: neither hides a call.
+  CHECK(cli::find_forbidden("int n = 1'000; system(\"x\");\n", {"system"}, true).size() == 1);
+  CHECK(cli::find_forbidden("auto s = R\"x(a \" b)x\"; fork();\n", {"fork"}, true).size() == 1);
+  CHECK(cli::find_forbidden("auto s = R\"(fork())\";\n", {"fork"}, true).empty());
 }
 
 TEST_CASE("host code that opens files, starts processes or connects is refused in every lab, even when hidden by a namespace") {
@@ -80,10 +84,12 @@ TEST_CASE("host code that opens files, starts processes or connects is refused i
 TEST_CASE("includes by absolute path or through a parent folder are found with their line") {
   const auto uses = cli::find_escaping_includes(
       "#include \"gpulab/student/cuda.hpp\"\n#include </root/solutions/02-transpose/transpose.cu>\n"
-      "  #  include \"../../solutions/x.cu\"\n// #include \"/etc/passwd\"\n");
-  REQUIRE(uses.size() == 2);
+      "  #  include \"../../solutions/x.cu\"\n// #include \"/etc/passwd\"\n#define P \"x.h\"\n#include P\n#embed \"a.bin\"\n");
+  REQUIRE(uses.size() == 4);
   CHECK(uses[0].line == 2);
   CHECK(uses[1].line == 3);
+  CHECK(uses[2].line == 6);
+  CHECK(uses[3].line == 7);
 }
 
 TEST_CASE("the skeletons and the reference solutions use nothing the grader refuses") {
