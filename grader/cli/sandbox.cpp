@@ -93,6 +93,7 @@ std::vector<std::string> bubblewrap_prefix(const Isolation& iso, const SandboxSp
 struct ProcessInfo {
   pid_t ppid = 0;
   unsigned uid = 0;
+  long threads = 1;
   std::uint64_t rss_pages = 0;
 };
 
@@ -112,8 +113,11 @@ std::map<pid_t, ProcessInfo> process_table() {
     ProcessInfo info;
     fields >> state >> info.ppid;
     std::string skip;
-    for (int i = 0; i < 19 && fields; ++i) fields >> skip;  // fields 5..23
-    fields >> info.rss_pages;
+    for (int field = 5; field <= 23 && fields; ++field) {
+      if (field == 20) fields >> info.threads;
+      else fields >> skip;
+    }
+    fields >> info.rss_pages;  // field 24
     struct ::stat st;
     if (::stat(entry.path().c_str(), &st) == 0) info.uid = st.st_uid;
     table[static_cast<pid_t>(std::stoi(name))] = info;
@@ -128,6 +132,13 @@ std::vector<pid_t> descendants(const std::map<pid_t, ProcessInfo>& table, pid_t 
   for (std::size_t i = 0; i < out.size(); ++i)
     for (pid_t c : children[out[i]]) out.push_back(c);
   return out;
+}
+
+// RLIMIT_NPROC counts threads: what the grader's user runs already.
+long threads_of(unsigned uid) {
+  long n = 0;
+  for (const auto& [pid, info] : process_table()) n += info.uid == uid ? info.threads : 0;
+  return n;
 }
 
 int processes_of(unsigned uid, pid_t except = 0) {
@@ -333,7 +344,7 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
                        const SandboxSpec& spec, const fs::path& progress_file) {
   int nproc_limit = 0;
   if (limits.processes > 0)
-    nproc_limit = spec.user ? limits.processes : processes_of(::geteuid()) + limits.processes;
+    nproc_limit = spec.user ? limits.processes : static_cast<int>(threads_of(::geteuid())) + limits.processes;
   if (!spec.scratch.empty()) {
     fs::create_directories(spec.scratch / "home");
     fs::create_directories(spec.scratch / "tmp");
