@@ -71,9 +71,14 @@ std::vector<std::string> child_environment(const SandboxSpec& spec) {
 std::vector<std::string> bubblewrap_prefix(const Isolation& iso, const SandboxSpec& spec) {
   std::vector<std::string> a{iso.bubblewrap_path, "--die-with-parent", "--new-session", "--unshare-net",
                              "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "gpulab-sandbox",
-                             "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"};
+                             "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--size", "268435456", "--tmpfs",
+                             "/dev/shm", "--proc", "/proc"};
+  // A tmpfs that hides a folder is writable and its pages are not in anyone's resident memory: keep
+  // it small (shared memory above gets 256 MiB).
   auto add = [&](const char* option, const fs::path& p) {
-    if (fs::is_directory(p)) a.insert(a.end(), {option, p.string()});
+    if (!fs::is_directory(p)) return;
+    if (std::string_view(option) == "--tmpfs") a.insert(a.end(), {"--size", "1048576"});
+    a.insert(a.end(), {option, p.string()});
   };
   auto add_bind = [&](const char* option, const fs::path& p) {
     if (fs::exists(p)) a.insert(a.end(), {option, p.string(), p.string()});
