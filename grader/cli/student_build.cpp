@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace gpulab::cli {
@@ -209,6 +210,40 @@ const std::vector<std::string>& host_calls_forbidden_everywhere() {
   return calls;
 }
 
+std::vector<std::string> forbidden_symbols(const std::string& nm_output) {
+  std::set<std::string> calls;
+  std::vector<std::string> classes;  // C++ names: any member of these
+  for (const auto& c : host_calls_forbidden_everywhere()) {
+    if (c.find("::") == std::string::npos) calls.insert(c);
+    else classes.push_back(c);
+  }
+  for (const char* c : {"__open_2", "__open64_2", "__openat_2", "__openat64_2", "fopen64", "freopen64", "creat64",
+                        "openat64", "clone3", "execveat", "fexecve"})
+    calls.insert(c);
+  for (const char* c : {"std::basic_ofstream", "std::basic_ifstream", "std::basic_fstream", "std::basic_filebuf",
+                        "std::__basic_file", "std::filesystem::"})
+    classes.push_back(c);
+  std::set<std::string> found;
+  std::istringstream in(nm_output);
+  for (std::string line; std::getline(in, line);) {
+    const auto u = line.find(" U ");
+    if (u == std::string::npos) continue;
+    std::string name = line.substr(u + 3);
+    while (!name.empty() && (name.back() == '\r' || name.back() == ' ')) name.pop_back();
+    if (const auto at = name.find('@'); at != std::string::npos) name.resize(at);  // fork@GLIBC_2.2.5
+    if (calls.count(name)) {
+      found.insert(name);
+      continue;
+    }
+    for (const auto& c : classes)
+      if (name.rfind(c, 0) == 0 || name.find(" " + c) != std::string::npos || name.find("<" + c) != std::string::npos) {
+        found.insert(c);
+        break;
+      }
+  }
+  return {found.begin(), found.end()};
+}
+
 std::vector<ForbiddenUse> find_escaping_includes(const std::string& source) {
   std::vector<ForbiddenUse> out;
   for_each_line(code_only(source), [&](int line, std::string_view row) {
@@ -340,6 +375,17 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
       }
       write_stamp(object, command);
     }
+    // The compiled code's own calls: a name assembled by a macro or a template is a call all the same.
+    const CommandOutput symbols = execute("nm -u -C " + quote(object.string()));
+    if (symbols.status == 0)
+      if (const auto calls = forbidden_symbols(symbols.output); !calls.empty()) {
+        result.rejected = true;
+        result.message = fmt::format("{} calls {} (found in its compiled code), which no lab may call: lab code "
+                                     "computes on the device and touches no files, processes, threads or network",
+                                     (student_dir / f).string(), fmt::join(calls, ", "));
+        result.log = fmt::format("undefined symbols of {}: {}", object.filename().string(), fmt::join(calls, ", "));
+        return result;
+      }
     objects.push_back(object);
   }
 

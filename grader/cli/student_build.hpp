@@ -57,6 +57,10 @@ std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::v
 
 // What no lab file may call, whatever the lab: files, processes, threads, the network, dynamic loading.
 const std::vector<std::string>& host_calls_forbidden_everywhere();
+// The forbidden calls among the undefined symbols that `nm -u -C` lists for a compiled object: what a
+// text scan misses when a macro assembles a name (fo##rk) still shows here.
+std::vector<std::string> forbidden_symbols(const std::string& nm_output);
+
 // `#include` lines that reach outside the lab's own folder and the harness (absolute paths, "..").
 std::vector<ForbiddenUse> find_escaping_includes(const std::string& source);
 

@@ -23,6 +23,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
+#include "sandbox.hpp"
+
+namespace cli = gpulab::cli;
 
 using nlohmann::json;
 using namespace gpulab::testing;
@@ -418,6 +421,73 @@ TEST_CASE("a batch with hostile and broken submissions gives each a clear error 
   const json batch = json::parse(read_file(b.out / "batch.json"));
   MESSAGE(fmt::format("{} submissions graded in {:.0f} s ({:.0f} per hour), isolation: {}", batch["submissions"].get<int>(),
                       batch["wall_s"].get<double>(), batch["throughput_per_hour"].get<double>(), batch["isolation"].get<std::string>()));
+}
+
+// The sandbox itself, without a submission: what the scans of a submission let through must still
+// find no network, no writable file outside its folder, and a limit on processes, memory and output.
+TEST_CASE("the sandbox keeps a command off the network, out of every folder but its own, and within its limits") {
+  const cli::Isolation isolation = cli::detect_isolation();
+  const fs::path root = fs::path(GPULAB_SCRATCH) / "sandbox", box = root / "out" / "box", out = root / "out";
+  fs::remove_all(root);
+  fs::create_directories(box);
+  cli::SandboxSpec spec;
+  spec.isolation = &isolation;
+  spec.scratch = box;
+  spec.needed = {GPULAB_REPO};
+  spec.hidden = {out};
+  if (isolation.own_user) spec.user = 62999;
+  cli::Limits limits;
+  limits.wall_s = 20;
+  limits.memory_bytes = 1ull << 30;
+  limits.processes = 64;
+  limits.output_bytes = 1 << 20;
+  const fs::path log = root / "log.txt";
+  auto sh = [&](const std::string& script) { return cli::run_isolated({"/bin/sh", "-c", script}, log, limits, spec); };
+  INFO(isolation.describe(limits));
+
+  // Writes: only its own folder.
+  const fs::path outside = fs::path(GPULAB_REPO) / "labs" / "PWNED-sandbox-test";
+  const auto writes = sh(fmt::format("echo x > '{}'; echo x > '{}/PWNED'; echo x > /tmp/PWNED-sandbox-test; echo ok > '{}/mine'",
+                                     outside.string(), out.string(), box.string()));
+  CHECK(writes.exited_ok());
+  CHECK(fs::exists(box / "mine"));
+  if (isolation.bubblewrap || isolation.own_user) {
+    CHECK_FALSE(fs::exists(outside));
+    CHECK_FALSE(fs::exists(out / "PWNED"));
+  } else {
+    CHECK(isolation.describe(limits).find("files NOT protected") != std::string::npos);
+  }
+  fs::remove(outside);
+  fs::remove("/tmp/PWNED-sandbox-test");
+
+  // Network: nothing arrives at a listener on this machine.
+  if (isolation.network_off && fs::exists("/bin/bash")) {
+    Listener listener(47124);
+    REQUIRE(listener.listening());
+    sh("/bin/bash -c 'exec 3<>/dev/tcp/127.0.0.1/47124 && echo gpulab-network-escape >&3'");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK(listener.received().empty());
+  } else {
+    CHECK(isolation.describe(limits).find("network NOT isolated") != std::string::npos);
+  }
+
+  // A fork bomb is stopped, and nothing of it is left.
+  limits.wall_s = 5;
+  const auto bomb = sh("echo 'f() { f | f & }; f; sleep 100' > b.sh; /bin/sh b.sh");
+  CHECK(bomb.killed_for == "timeout");
+  CHECK(bomb.peak_processes > 1);
+  CHECK_MESSAGE(processes_mentioning("b.sh").empty(), fmt::format("{}", fmt::join(processes_mentioning("b.sh"), "\n")));
+
+  // Memory and output.
+  limits.wall_s = 60;
+  if (fs::exists("/usr/bin/python3")) {
+    const auto memory = sh("/usr/bin/python3 -c 'import time; x = bytearray(3 << 30); time.sleep(30)'");
+    CHECK(memory.killed_for == "memory");
+  }
+  const auto output = sh("yes 'the same line again'");
+  CHECK(output.signal == SIGXFSZ);
+  CHECK(fs::file_size(log) <= limits.output_bytes);
+  fs::remove_all(root);
 }
 
 int main(int argc, char** argv) {

@@ -107,3 +107,16 @@ TEST_CASE("the skeletons and the reference solutions use nothing the grader refu
           CHECK(cli::find_escaping_includes(text).empty());
         }
 }
+
+TEST_CASE("calls assembled by a macro are found among the compiled code's undefined symbols") {
+  const std::string nm =
+      "                 U clEnqueueNDRangeKernel\n"
+      "                 U fork\n"
+      "                 U memcpy\n"
+      "                 U dlsym@GLIBC_2.34\n"
+      "                 U std::basic_ofstream<char, std::char_traits<char> >::basic_ofstream(char const*, std::_Ios_Openmode)\n"
+      "                 U std::thread::_M_start_thread(std::unique_ptr<std::thread::_State>, void (*)())\n"
+      "                 U operator new(unsigned long)\n";
+  CHECK(cli::forbidden_symbols(nm) == std::vector<std::string>{"dlsym", "fork", "std::basic_ofstream", "std::thread"});
+  CHECK(cli::forbidden_symbols("                 U cudaMalloc\n                 U printf\n").empty());
+}
