@@ -572,6 +572,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   b.run_limits.memory_bytes = static_cast<std::uint64_t>(o.memory_gib * double(1ull << 30));
   b.run_limits.processes = o.processes;
   b.run_limits.output_bytes = static_cast<std::uint64_t>(o.output_mib * double(1ull << 20));
+  b.run_limits.disk_bytes = 4 * b.run_limits.output_bytes;  // a few outputs' worth in its own folder
   b.compile_limits = b.run_limits;
   b.compile_limits.wall_s = std::min(300.0, o.lab_time_limit_s);
   b.compile_limits.cpu_s = b.compile_limits.wall_s * 2;

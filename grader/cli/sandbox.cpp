@@ -302,6 +302,7 @@ std::string Isolation::describe(const Limits& limits) const {
   if (limits.memory_bytes) l.push_back(fmt::format("{:.1f} GiB memory", limits.memory_bytes / double(1ull << 30)));
   if (limits.processes) l.push_back(fmt::format("{} processes", limits.processes));
   if (limits.output_bytes) l.push_back(fmt::format("{} MiB per output file", limits.output_bytes >> 20));
+  if (limits.disk_bytes) l.push_back(fmt::format("{} MiB of files in its folder", limits.disk_bytes >> 20));
   return fmt::format("{}; limits: {}", what, fmt::join(l, ", "));
 }
 
@@ -390,7 +391,7 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
   ChildExit exit;
   auto last_progress = start;
   std::uintmax_t last_size = 0;
-  auto last_memory_check = start - std::chrono::seconds(1);
+  auto last_memory_check = start - std::chrono::seconds(1), last_disk_check = start;
   const long page = ::sysconf(_SC_PAGESIZE);
   for (;;) {
     if (::waitpid(pid, &exit.status, WNOHANG) == pid) break;
@@ -413,6 +414,18 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
       exit.peak_memory_bytes = std::max(exit.peak_memory_bytes, rss);
       exit.peak_processes = std::max(exit.peak_processes, static_cast<int>(tree.size()));
       if (limits.memory_bytes && rss > limits.memory_bytes) exit.killed_for = "memory";
+    }
+    if (exit.killed_for.empty() && limits.disk_bytes && !spec.scratch.empty() &&
+        now - last_disk_check > std::chrono::milliseconds(500)) {
+      last_disk_check = now;
+      std::uintmax_t used = 0;
+      std::error_code ec;
+      for (auto it = fs::recursive_directory_iterator(spec.scratch, fs::directory_options::skip_permission_denied, ec);
+           it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) break;
+        if (it->is_regular_file(ec)) used += it->file_size(ec);
+      }
+      if (used > limits.disk_bytes) exit.killed_for = "disk";
     }
     if (!exit.killed_for.empty()) {
       kill_everything(pid, spec);

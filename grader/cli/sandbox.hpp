@@ -20,6 +20,7 @@ struct Limits {
   std::uint64_t memory_bytes = 0;        // resident memory of all its processes; 0: none
   int processes = 0;                     // RLIMIT_NPROC beyond what the user runs already; 0: none
   std::uint64_t output_bytes = 64ull << 20;  // RLIMIT_FSIZE: no file (stdout included) grows past it
+  std::uint64_t disk_bytes = 0;              // all files in its scratch folder together; 0: none
 };
 
 struct Isolation {
@@ -50,7 +51,7 @@ struct SandboxSpec {
 struct ChildExit {
   int status = 0;          // from waitpid
   int signal = 0;          // the signal that ended the command (bubblewrap reports it as exit 128 + signal)
-  std::string killed_for;  // "" or why the grader killed it: "timeout", "idle", "memory", "processes"
+  std::string killed_for;  // "" or why the grader killed it: "timeout", "idle", "memory", "disk"
   double wall_s = 0;
   std::uint64_t peak_memory_bytes = 0;
   int peak_processes = 0;

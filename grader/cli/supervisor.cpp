@@ -182,6 +182,9 @@ LabRun supervise(const RunRequest& req) {
     } else if (exit.killed_for == "timeout") {
       status = Status::timeout;
       message = fmt::format("stopped after {:.0f} s, the time limit of the whole lab{}", req.limits.wall_s, where);
+    } else if (exit.killed_for == "disk") {
+      message = fmt::format("stopped{}: it wrote more than {} MiB of files, the limit — files written in a loop?", where,
+                            limits.disk_bytes >> 20);
     } else if (exit.killed_for == "memory") {
       message = fmt::format("stopped{}: its processes used more than {:.1f} GiB of memory, the limit — a huge or "
                             "leaking host allocation?",

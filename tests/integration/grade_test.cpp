@@ -484,6 +484,9 @@ TEST_CASE("the sandbox keeps a command off the network, out of every folder but 
     const auto memory = sh("/usr/bin/python3 -c 'import time; x = bytearray(3 << 30); time.sleep(30)'");
     CHECK(memory.killed_for == "memory");
   }
+  limits.disk_bytes = 8 << 20;  // many files, each under the output limit
+  const auto disk = sh("i=0; while [ $i -lt 100 ]; do head -c 900000 /dev/zero > f$i; i=$((i + 1)); sleep 0.01; done; sleep 30");
+  CHECK(disk.killed_for == "disk");
   const auto output = sh("yes 'the same line again'");
   CHECK(output.signal == SIGXFSZ);
   CHECK(fs::file_size(log) <= limits.output_bytes);
