@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "gpulab/device.hpp"
+#include "files.hpp"
 #include "gpulab/random.hpp"
 #include "supervisor.hpp"
 
@@ -36,25 +37,6 @@ namespace {
 // Job slots run as users 62000, 62001, ... when the grader is root: uids without an account,
 // so a submission can write nowhere but its scratch folder and its processes are its own.
 constexpr unsigned kFirstSlotUser = 62000;
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_text_atomically(const std::string& text, const fs::path& path) {
-  fs::create_directories(path.parent_path());
-  const fs::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error(fmt::format("cannot write {} (disk full?)", temporary.string()));
-  }
-  fs::rename(temporary, path);
-}
 
 std::string now_utc() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));

@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "files.hpp"
+
 #include <fmt/color.h>
 #include <fmt/format.h>
 
@@ -58,14 +60,7 @@ nlohmann::json to_json(const RunSummary& run) {
 }
 
 void write_json_atomically(const nlohmann::json& data, const std::filesystem::path& path) {
-  std::filesystem::create_directories(path.parent_path());
-  const auto temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + temporary);
-  }
-  std::filesystem::rename(temporary, path);
+  write_text_atomically(data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", path);
 }
 
 namespace {

@@ -1,5 +1,7 @@
 #include "student_build.hpp"
 
+#include "files.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -52,13 +54,6 @@ CommandOutput run_command(const std::string& command) {
   while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) c.output.append(buffer.data(), n);
   c.status = ::pclose(pipe);
   return c;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 fs::file_time_type mtime_or_min(const fs::path& p) {
