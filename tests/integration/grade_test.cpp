@@ -473,10 +473,12 @@ TEST_CASE("the sandbox keeps a command off the network, out of every folder but 
 
   // A fork bomb is stopped, and nothing of it is left.
   limits.wall_s = 5;
-  const auto bomb = sh("echo 'f() { f | f & }; f; sleep 100' > b.sh; /bin/sh b.sh");
+  // A name no other process on the machine mentions (a CI runner's own scripts may say "b.sh").
+  const std::string bomb_script = fmt::format("gpulab-fork-bomb-{}.sh", ::getpid());
+  const auto bomb = sh(fmt::format("echo 'f() {{ f | f & }}; f; sleep 100' > {0}; /bin/sh {0}", bomb_script));
   CHECK(bomb.killed_for == "timeout");
   CHECK(bomb.peak_processes > 1);
-  CHECK_MESSAGE(processes_mentioning("b.sh").empty(), fmt::format("{}", fmt::join(processes_mentioning("b.sh"), "\n")));
+  CHECK_MESSAGE(processes_mentioning(bomb_script).empty(), fmt::format("{}", fmt::join(processes_mentioning(bomb_script), "\n")));
 
   // Memory and output.
   limits.wall_s = 60;
