@@ -264,9 +264,15 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
     for (const auto& [id, t] : taken) found += t.taken.size();
     if (found == 0) {
       std::vector<std::string> some(files.files.begin(), files.files.begin() + std::min<std::size_t>(files.files.size(), 5));
-      result["error"] = fmt::format("{}: none of the lab files is there (it holds: {}); a submission holds the course "
+      // A misnamed file is the likeliest reason: say which ("found Transpose.cu, expected transpose.cu").
+      std::vector<std::string> near;
+      for (const auto& [id, t] : taken)
+        for (const auto& missing : t.missing)
+          if (missing.find("(found ") != std::string::npos) near.push_back(fmt::format("{}: {}", id, missing));
+      result["error"] = fmt::format("{}: none of the lab files is there (it holds: {}){}; a submission holds the course "
                                     "layout, e.g. labs/02-transpose/transpose.cu",
-                                    job.entry.filename().string(), some.empty() ? "nothing" : fmt::format("{}", fmt::join(some, ", ")));
+                                    job.entry.filename().string(), some.empty() ? "nothing" : fmt::format("{}", fmt::join(some, ", ")),
+                                    near.empty() ? "" : fmt::format("; {}", fmt::join(near, "; ")));
     }
   } else {
     if (fs::is_regular_file(job.entry)) hash.update_file(job.entry);  // a refused archive: all of it

@@ -246,7 +246,11 @@ const json* task_of(const json& result, const std::string& task) {
 // Why `result` does not meet the student's expectation (expected.toml), or "" when it does.
 std::string mismatch(const json& result, const toml::table& expected, const std::string& backend) {
   const std::string error = result.value("error", "");
-  const auto errors = strings_of(expected.get("error")), errors_any = strings_of(expected.get("error_any"));
+  auto errors = strings_of(expected.get("error"));
+  const auto errors_any = strings_of(expected.get("error_any"));
+  // error_cuda / error_opencl: refused on that backend only (e.g. no file of that backend's is there).
+  const auto errors_here = strings_of(expected.get("error_" + backend));
+  errors.insert(errors.end(), errors_here.begin(), errors_here.end());
   if (!errors.empty() || !errors_any.empty()) {
     if (error.empty()) return "expected the submission to be refused, but it was graded";
     if (!contains_all(error, errors) || !contains_any(error, errors_any)) return "refused, but with: " + error;
