@@ -374,8 +374,12 @@ LabFiles take_lab_files(const SubmissionFiles& s, const Manifest& m, const std::
         out.missing.push_back(fmt::format("missing {}", expected));
       else if (file_name(close.front()) == f)
         out.missing.push_back(fmt::format("missing {} (found it at {}: it must be in labs/{}/)", expected, close.front(), m.id));
-      else
-        out.missing.push_back(fmt::format("missing {} (found {}, expected {})", expected, close.front(), f));
+      else {
+        // In the right folder the name alone shows the slip: "found Transpose.cu, expected transpose.cu".
+        const bool same_folder = fs::path(close.front()).parent_path() == fs::path(expected).parent_path();
+        out.missing.push_back(
+            fmt::format("missing {} (found {}, expected {})", expected, same_folder ? file_name(close.front()) : close.front(), f));
+      }
       continue;
     }
     fs::copy_file(fs::canonical(s.root / found), lab_dir / f, fs::copy_options::overwrite_existing);

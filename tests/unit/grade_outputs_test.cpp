@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -97,6 +98,25 @@ TEST_CASE("a folder submission takes lab files under a wrapping folder and refus
   REQUIRE(opencl.missing.size() == 1);
   CHECK(opencl.missing[0].find("outside the submission") != std::string::npos);
   CHECK_FALSE(fs::exists(root / "taken-opencl/transpose_opencl.cpp"));
+  fs::remove_all(root);
+}
+
+TEST_CASE("a lab file missing under its name is reported with the near miss, by name in its folder and by path elsewhere") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-near-miss-{}", ::getpid());
+  fs::remove_all(root);
+  fs::create_directories(root / "sub/labs/02-transpose");
+  fs::create_directories(root / "sub/lab2");
+  std::ofstream(root / "sub/labs/02-transpose/Transpose.cu") << "// mine\n";
+  std::ofstream(root / "sub/lab2/transpose.cl") << "// mine\n";
+  const auto files = cli::open_submission(root / "sub", root / "unused");
+  const Manifest m = load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml");
+  const auto cuda = cli::take_lab_files(files, m, "cuda", root / "taken-cuda");
+  REQUIRE(cuda.missing.size() == 1);
+  CHECK(cuda.missing[0] == "missing labs/02-transpose/transpose.cu (found Transpose.cu, expected transpose.cu)");
+  const auto opencl = cli::take_lab_files(files, m, "opencl", root / "taken-opencl");
+  CHECK(std::find(opencl.missing.begin(), opencl.missing.end(),
+                  "missing labs/02-transpose/transpose.cl (found it at lab2/transpose.cl: it must be in labs/02-transpose/)") !=
+        opencl.missing.end());
   fs::remove_all(root);
 }
 
