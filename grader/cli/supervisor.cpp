@@ -173,7 +173,15 @@ LabRun supervise(const RunRequest& req) {
     const std::string where = current_case.empty() ? "" : fmt::format(" in case {}", current_case);
     Status status = Status::crashed;
     std::string message;
-    if (exit.killed_for == "idle") {
+    if (exit.killed_for == "idle" && limits.memory_bytes && exit.peak_memory_bytes * 2 > limits.memory_bytes) {
+      // Filling gigabytes page by page is slow on a loaded machine: the watchdog can fire before the
+      // memory limit does, and then the memory, not a hung kernel, is the likely story.
+      status = Status::timeout;
+      message = fmt::format("timed out after {:.0f} s without progress{} while its processes held {:.1f} GiB of memory "
+                            "(the limit is {:.1f} GiB) — a huge or leaking host allocation?",
+                            timeout, where, exit.peak_memory_bytes / double(1ull << 30),
+                            limits.memory_bytes / double(1ull << 30));
+    } else if (exit.killed_for == "idle") {
       status = Status::timeout;
       message = fmt::format(
           "timed out after {:.0f} s without progress{} — an infinite loop, or a barrier (__syncthreads / barrier) "
