@@ -2,6 +2,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpulab/parallel.hpp"
 #include "gpulab/reference.hpp"
 
 namespace gpulab::reference {
@@ -26,15 +27,10 @@ void sort_all_cores(std::span<std::uint32_t> keys) {
   parts = std::min(parts, std::max<std::size_t>(1, keys.size() / 4096));
   std::vector<std::size_t> bounds(parts + 1);
   for (std::size_t p = 0; p <= parts; ++p) bounds[p] = keys.size() * p / parts;
-  auto in_parallel = [](std::size_t count, auto body) {
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < count; ++t) pool.emplace_back(body, t);
-    for (auto& th : pool) th.join();
-  };
-  in_parallel(parts, [&](std::size_t p) { std::sort(keys.begin() + bounds[p], keys.begin() + bounds[p + 1]); });
+  parallel_for(parts, [&](std::size_t p) { std::sort(keys.begin() + bounds[p], keys.begin() + bounds[p + 1]); });
   for (std::size_t width = 1; width < parts; width *= 2) {
     const std::size_t merges = (parts + 2 * width - 1) / (2 * width);
-    in_parallel(merges, [&](std::size_t m) {
+    parallel_for(merges, [&](std::size_t m) {
       const std::size_t first = m * 2 * width, middle = std::min(parts, first + width), last = std::min(parts, first + 2 * width);
       if (middle < last)
         std::inplace_merge(keys.begin() + bounds[first], keys.begin() + bounds[middle], keys.begin() + bounds[last]);

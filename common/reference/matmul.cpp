@@ -2,8 +2,8 @@
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
-#include <thread>
 
+#include "gpulab/parallel.hpp"
 #include "gpulab/reference.hpp"
 
 namespace gpulab::reference {
@@ -17,14 +17,7 @@ void check_sizes(std::span<const float> a, std::span<const float> b, std::size_t
 // Runs body(first_row, end_row) on every core, over blocks of rows.
 template <typename Body>
 void for_row_blocks(std::size_t rows, std::size_t block, Body body) {
-  const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t blocks = (rows + block - 1) / block;
-  std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < std::min(threads, blocks); ++t)
-    pool.emplace_back([&, t] {
-      for (std::size_t b = t; b < blocks; b += threads) body(b * block, std::min(rows, (b + 1) * block));
-    });
-  for (auto& th : pool) th.join();
+  parallel_for((rows + block - 1) / block, [&](std::size_t b) { body(b * block, std::min(rows, (b + 1) * block)); });
 }
 
 }  // namespace

@@ -22,4 +22,21 @@ void parallel_ranges(std::size_t count, Body body) {
   for (auto& t : pool) t.join();
 }
 
+// Calls body(i) for every i in [0, count), on one thread per core (at most count); thread t takes
+// items t, t + threads, ...: neighbouring items, which often cost alike, are spread over the cores.
+template <typename Body>
+void parallel_for(std::size_t count, Body body) {
+  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), count);
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < count; ++i) body(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&body, t, threads, count] {
+      for (std::size_t i = t; i < count; i += threads) body(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
 }  // namespace gpulab
