@@ -17,6 +17,14 @@ std::string read_text(const fs::path& path) {
   return s.str();
 }
 
+std::string read_text_or_throw(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {}", path.string()));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 void write_text_atomically(const std::string& text, const fs::path& path) {
   fs::create_directories(path.parent_path());
   const fs::path temporary = path.string() + ".tmp";

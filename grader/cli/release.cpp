@@ -6,11 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 
+#include "files.hpp"
 #include "gpulab/manifest.hpp"
 
 namespace fs = std::filesystem;
@@ -25,20 +24,6 @@ bool left_out(const fs::path& relative) {
   if (part == relative.end()) return false;
   if (*part == "solutions") return true;
   return *part == "tests" && ++part != relative.end() && *part == "fixtures";
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {}", p.string()));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_text(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw std::runtime_error(fmt::format("cannot write {}", p.string()));
 }
 
 std::string shell_quote(const std::string& s) {
@@ -106,8 +91,8 @@ int release_manifest(const fs::path& source, const fs::path& target, const fs::p
     hidden.push_back(c.hidden);
     if (!c.hidden) visible.push_back(c.name);
   }
-  const std::string text = read_text(source);
-  write_text(target, instructor.has_hidden_cases() ? remove_hidden_case_blocks(text, hidden) : text);
+  const std::string text = read_text_or_throw(source);
+  write_text_atomically(instructor.has_hidden_cases() ? remove_hidden_case_blocks(text, hidden) : text, target);
 
   const Manifest released = load_manifest(target);
   std::vector<std::string> released_names;
