@@ -10,19 +10,23 @@ namespace gpulab::cli {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
+namespace {
+std::string read_all(std::ifstream& in) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+}  // namespace
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return read_all(in);
 }
 
 std::string read_text_or_throw(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("cannot read {}", path.string()));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_all(in);
 }
 
 void write_text_atomically(const std::string& text, const fs::path& path) {

@@ -18,8 +18,8 @@
 #include <sstream>
 #include <thread>
 
-#include "gpulab/device.hpp"
 #include "files.hpp"
+#include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
 #include "supervisor.hpp"
 
@@ -267,8 +267,7 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
       // A misnamed file is the likeliest reason: say which ("found Transpose.cu, expected transpose.cu").
       std::vector<std::string> near;
       for (const auto& [id, t] : taken)
-        for (const auto& missing : t.missing)
-          if (missing.find("(found ") != std::string::npos) near.push_back(fmt::format("{}: {}", id, missing));
+        for (const auto& line : t.near_misses) near.push_back(fmt::format("{}: {}", id, line));
       result["error"] = fmt::format("{}: none of the lab files is there (it holds: {}){}; a submission holds the course "
                                     "layout, e.g. labs/02-transpose/transpose.cu",
                                     job.entry.filename().string(), some.empty() ? "nothing" : fmt::format("{}", fmt::join(some, ", ")),

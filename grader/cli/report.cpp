@@ -1,14 +1,12 @@
 #include "report.hpp"
 
-#include "files.hpp"
-
 #include <fmt/color.h>
 #include <fmt/format.h>
 
-#include "gpulab/metrics.hpp"
-
-#include <fstream>
 #include <sstream>
+
+#include "files.hpp"
+#include "gpulab/metrics.hpp"
 
 namespace gpulab::cli {
 

@@ -1,7 +1,5 @@
 #include "student_build.hpp"
 
-#include "files.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "files.hpp"
 
 namespace gpulab::cli {
 

@@ -370,16 +370,19 @@ LabFiles take_lab_files(const SubmissionFiles& s, const Manifest& m, const std::
       std::vector<std::string> relative;
       for (const auto& p : s.files) relative.push_back(p.compare(0, prefix.size(), prefix) == 0 ? p.substr(prefix.size()) : p);
       const auto close = near_misses(relative, expected);
-      if (close.empty())
+      if (close.empty()) {
         out.missing.push_back(fmt::format("missing {}", expected));
-      else if (file_name(close.front()) == f)
+        continue;
+      }
+      if (file_name(close.front()) == f) {
         out.missing.push_back(fmt::format("missing {} (found it at {}: it must be in labs/{}/)", expected, close.front(), m.id));
-      else {
+      } else {
         // In the right folder the name alone shows the slip: "found Transpose.cu, expected transpose.cu".
         const bool same_folder = fs::path(close.front()).parent_path() == fs::path(expected).parent_path();
         out.missing.push_back(
             fmt::format("missing {} (found {}, expected {})", expected, same_folder ? file_name(close.front()) : close.front(), f));
       }
+      out.near_misses.push_back(out.missing.back());
       continue;
     }
     fs::copy_file(fs::canonical(s.root / found), lab_dir / f, fs::copy_options::overwrite_existing);

@@ -49,6 +49,7 @@ SubmissionFiles open_submission(const std::filesystem::path& entry, const std::f
 struct LabFiles {
   std::vector<std::string> taken;    // the manifest's files found, copied to the lab folder
   std::vector<std::string> missing;  // "missing labs/02-transpose/transpose.cu (found Transpose.cu, expected transpose.cu)"
+  std::vector<std::string> near_misses;  // those lines of `missing` that name a file found under another name or folder
   bool complete() const { return missing.empty(); }
 };
 

@@ -173,20 +173,18 @@ LabRun supervise(const RunRequest& req) {
     const std::string where = current_case.empty() ? "" : fmt::format(" in case {}", current_case);
     Status status = Status::crashed;
     std::string message;
-    if (exit.killed_for == "idle" && limits.memory_bytes && exit.peak_memory_bytes * 2 > limits.memory_bytes) {
+    if (exit.killed_for == "idle") {
+      status = Status::timeout;
       // Filling gigabytes page by page is slow on a loaded machine: the watchdog can fire before the
       // memory limit does, and then the memory, not a hung kernel, is the likely story.
-      status = Status::timeout;
-      message = fmt::format("timed out after {:.0f} s without progress{} while its processes held {:.1f} GiB of memory "
-                            "(the limit is {:.1f} GiB) — a huge or leaking host allocation?",
-                            timeout, where, exit.peak_memory_bytes / double(1ull << 30),
-                            limits.memory_bytes / double(1ull << 30));
-    } else if (exit.killed_for == "idle") {
-      status = Status::timeout;
-      message = fmt::format(
-          "timed out after {:.0f} s without progress{} — an infinite loop, or a barrier (__syncthreads / barrier) "
-          "that not every thread of the block reaches, e.g. inside an if",
-          timeout, where);
+      const bool holding_memory = limits.memory_bytes && exit.peak_memory_bytes * 2 > limits.memory_bytes;
+      message = fmt::format("timed out after {:.0f} s without progress{} — {}", timeout, where,
+                            holding_memory
+                                ? fmt::format("its processes held {:.1f} GiB of memory (the limit is {:.1f} GiB): a huge "
+                                              "or leaking host allocation?",
+                                              exit.peak_memory_bytes / double(1ull << 30), limits.memory_bytes / double(1ull << 30))
+                                : "an infinite loop, or a barrier (__syncthreads / barrier) that not every thread of the "
+                                  "block reaches, e.g. inside an if");
     } else if (exit.killed_for == "timeout") {
       status = Status::timeout;
       message = fmt::format("stopped after {:.0f} s, the time limit of the whole lab{}", req.limits.wall_s, where);
