@@ -188,16 +188,7 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
     if (tree.size() <= 1 && !table.count(child)) break;
     for (pid_t p : tree) ::kill(p, SIGKILL);
   }
-  if (!spec.user) return;
-  // Killed processes count against the user's process limit until they are reaped: wait until none
-  // is left, or the next command of this user could not even start.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  do {
-    kill_all_of_user(*spec.user);
-    reap_orphans();
-    if (processes_of(*spec.user, child) == 0) break;  // the caller reaps `child` itself
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (std::chrono::steady_clock::now() < deadline);
+  if (spec.user) kill_processes_of_user(*spec.user, child);  // the caller reaps `child` itself
 }
 
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, int output_fd, int progress_fd, const Limits& limits,
@@ -336,6 +327,18 @@ Isolation detect_isolation() {
     iso.network_off = succeeds({"/bin/true"}, std::nullopt, true);
   }
   return iso;
+}
+
+void kill_processes_of_user(unsigned uid, pid_t except) {
+  // Killed processes count against the user's process limit until they are reaped: wait until none
+  // is left, or the next command of this user could not even start.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    kill_all_of_user(uid);
+    reap_orphans();
+    if (processes_of(uid, except) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
 }
 
 void give_to_user(const fs::path& path, unsigned uid) {

@@ -68,6 +68,10 @@ Isolation detect_isolation();
 ChildExit run_isolated(const std::vector<std::string>& argv, const std::filesystem::path& output,
                        const Limits& limits, const SandboxSpec& spec, const std::filesystem::path& progress_file = {});
 
+// Kills every process `uid` runs (but `except`, which the caller reaps) and waits until none is left.
+// Only for a sandbox user this grader holds (machine_lock.hpp): it is the one place that kills by user.
+void kill_processes_of_user(unsigned uid, int except = 0);
+
 // Gives `path` and everything under it to `uid` (the job slot's user), so it can write there.
 void give_to_user(const std::filesystem::path& path, unsigned uid);
 

@@ -222,6 +222,13 @@ LabRun supervise(const RunRequest& req) {
     const bool device_lost = exit.killed_for.empty() && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3;
     // The faulting task reported itself: rerun the rest, as long as each run gets further.
     if (current_task.empty() && device_lost && finished.size() > finished_before) continue;
+    // Before any task began, nothing of the student's had run but its static constructors: a runner
+    // that could not start, open the device or calibrate is the grader's failure, tried again.
+    const bool grader_side = WIFEXITED(exit.status) && exit.killed_for.empty() &&
+                             (WEXITSTATUS(exit.status) == 126 || WEXITSTATUS(exit.status) == 127 ||
+                              (WEXITSTATUS(exit.status) == 2 && !setup_error.empty()));
+    if (current_task.empty() && finished.size() == finished_before && grader_side && run.grader_failure.empty())
+      run.grader_failure = message;
     if (current_task.empty()) {
       if (message.empty()) message = "the runner ended without reporting these tasks";
       // Nothing started (setup failed): every pending task gets the message, no rerun.
