@@ -126,7 +126,7 @@ TEST_CASE("a batch grades folders and archives, writes gradebook, Gradescope res
   const std::string csv = read_file(b.out / "grades.csv");
   CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,status,error\n", 0) == 0);
   for (const auto& [student, file] : {std::pair{alice, "alice"}, {bob, "bob"}, {carol, "carol.tar.gz"}})
-    CHECK(csv.find(fmt::format("\n{},{},{},{},{:g},10,\n", student["student"].get<std::string>(), file, points(student, "naive"),
+    CHECK(csv.find(fmt::format("\n{},{},{},{},{:g},10,graded,\n", student["student"].get<std::string>(), file, points(student, "naive"),
                                points(student, "optimized"), student["score"].get<double>())) != std::string::npos);
 
   const json gradescope = json::parse(read_file(b.out / "students" / "bob" / "results.json"));
@@ -243,6 +243,35 @@ TEST_CASE("two batches and a check at once on one machine grade every student as
   }
   const json checked = json::parse(read_file(first.out.parent_path() / "check.json"));
   for (const auto& t : checked["labs"][0]["tasks"]) CHECK(t["cases_passed"] == t["cases_total"]);
+}
+
+TEST_CASE("a kernel wrong only on a hidden case loses the task, and its feedback names neither the case nor its size") {
+  Batch b("grade-hidden-failure");
+  b.add_folder("sly", "solutions", "00-hello");
+  const fs::path kernel = b.submissions / "sly" / "labs" / "00-hello" / "hello.cl";
+  std::string text = read_file(kernel);
+  const std::string bounds = "if (i < n)";
+  REQUIRE(text.find(bounds) != std::string::npos);
+  text.replace(text.find(bounds), bounds.size(), "if (i < n && n != 257)");  // 257 characters: a hidden case
+  write_file(kernel, text);
+  std::string output;
+  REQUIRE(b.grade("--lab hello --backend opencl", output) == 0);
+  INFO(output);
+  const json r = b.result("sly");
+  CHECK(statuses(r)["hello"] == "wrong_result");
+  CHECK(r["score"] == 0.0);
+  const json* hello = nullptr;
+  for (const auto& t : r["labs"][0]["tasks"]) hello = &t;
+  REQUIRE(hello);
+  CHECK(hello->value("message", "").rfind("(hidden case)", 0) == 0);  // the instructor's record says which kind
+  // Every case ran: the visible ones passed in one process, the hidden ones in another.
+  CHECK((*hello)["cases_passed"].get<int>() + 1 == (*hello)["cases_total"].get<int>());
+  for (const char* file : {"results.json", "feedback.txt", "feedback.html"}) {
+    const std::string seen = read_file(b.out / "students" / "sly" / file);
+    CAPTURE(file);
+    CHECK(seen.find("257") == std::string::npos);
+    CHECK(seen.find("does not publish") != std::string::npos);
+  }
 }
 
 TEST_CASE("a compiler killed from outside is the grader's failure: retried, recorded as not graded, and regraded later") {
