@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 #include "gpulab/parallel.hpp"
 #include "gpulab/reference.hpp"
@@ -22,12 +24,34 @@ void for_row_blocks(std::size_t rows, std::size_t block, Body body) {
 
 }  // namespace
 
+std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view inputs) {
+  std::vector<float> out(count);
+  if (inputs == "uniform") {
+    for (float& x : out) x = rng.uniform(-1.0f, 1.0f);
+  } else if (inputs == "no-cancel") {
+    const std::uint32_t low_bits = rng.next() & 1 ? 0x5555u : 0xAAAAu;
+    for (float& x : out)  // exponent 126: [0.5, 1)
+      x = std::bit_cast<float>((126u << 23) | (static_cast<std::uint32_t>(rng.integer(0, 127)) << 16) | low_bits);
+  } else {
+    throw std::invalid_argument("unknown matmul inputs '" + std::string(inputs) +
+                                "': use \"uniform\" or \"no-cancel\" in the case");
+  }
+  return out;
+}
+
+double matmul_error_factor(std::size_t k) {
+  const double u = std::ldexp(1.0, -24), kd = static_cast<double>(k);
+  const double worst_case = kd * u / (1 - kd * u);
+  const double lambda = 10;  // fails a correct element with probability below 2 k exp(-50) = k 4e-22
+  const double probabilistic = std::expm1(lambda * std::sqrt(kd) * u + kd * u * u / (1 - u));
+  return std::min(worst_case, probabilistic);
+}
+
 MatmulCheck matmul_check(std::span<const float> a, std::span<const float> b, std::size_t m, std::size_t n,
                          std::size_t k) {
   check_sizes(a, b, m, n, k);
   MatmulCheck out{std::vector<double>(m * n), std::vector<double>(m * n)};
-  const double u = std::ldexp(1.0, -24);
-  const double gamma = k * u / (1 - k * u);
+  const double gamma = matmul_error_factor(k);
   // Blocks of 16 rows share each streamed row of B; per row, accumulators of n doubles stay in cache.
   for_row_blocks(m, 16, [&](std::size_t r0, std::size_t r1) {
     for (std::size_t i = r0; i < r1; ++i) {

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <toml++/toml.h>
 
 #include "gpulab/metrics.hpp"
+#include "gpulab/random.hpp"
 
 namespace gpulab {
 
@@ -56,6 +58,138 @@ bool Manifest::has_hidden_cases() const {
 
 Manifest without_hidden_cases(Manifest manifest) {
   std::erase_if(manifest.cases, [](const Case& c) { return c.hidden; });
+  return manifest;
+}
+
+std::vector<RandomCases::Role> RandomCases::roles() const {
+  if (power_of_two) return {Role::tiny, Role::block_multiple, Role::many_multiple};
+  return {Role::tiny, Role::block_multiple, Role::block_other, Role::many_multiple, Role::many_other};
+}
+
+int RandomCases::fewest_cases() const {
+  int fewest = static_cast<int>(roles().size()) + (dims.size() > 1 ? 1 : 0);  // + the square shape
+  for (const auto& [key, options] : values) fewest = std::max(fewest, static_cast<int>(options.size()));
+  return fewest;
+}
+
+namespace {
+
+bool divides_none(std::int64_t size, const std::vector<std::int64_t>& tiles) {
+  return std::none_of(tiles.begin(), tiles.end(), [size](std::int64_t t) { return size % t == 0; });
+}
+
+int log2_floor(std::int64_t x) {
+  int e = 0;
+  while ((std::int64_t{2} << e) <= x) ++e;
+  return e;
+}
+
+// One size in a role. Tiny sizes lie below the smallest tile (so divide by none); sizes of about one
+// block lie around the largest tile; sizes of many blocks beyond twice it. A power-of-two block draws
+// powers of two only. load_manifest checked that every role has sizes within [min, max].
+std::int64_t draw_size(const RandomCases& r, RandomCases::Role role, Rng& rng) {
+  using Role = RandomCases::Role;
+  const std::int64_t smallest = r.tiles.front(), largest = r.tiles.back();
+  if (r.power_of_two) {
+    const int low = log2_floor(r.min - 1) + (r.min > 1 ? 1 : 0), top = log2_floor(largest);
+    if (role == Role::tiny) return std::int64_t{1} << rng.integer(low, std::max(low, log2_floor(smallest) - 1));
+    if (role == Role::block_multiple) return std::int64_t{1} << rng.integer(top - 1, top + 1);
+    return std::int64_t{1} << rng.integer(top + 2, log2_floor(r.max));
+  }
+  const std::int64_t lcm = std::accumulate(r.tiles.begin(), r.tiles.end(), std::int64_t{1},
+                                           [](std::int64_t a, std::int64_t b) { return std::lcm(a, b); });
+  switch (role) {
+    case Role::tiny:  // 1 (or min) a third of the time: the smallest shape is where bounds checks go wrong
+      return rng.integer(0, 2) == 0 ? r.min : rng.integer(r.min, smallest - 1);
+    case Role::block_multiple:
+      return lcm * rng.integer(1, std::max<std::int64_t>(1, 2 * largest / lcm));
+    case Role::block_other:
+      for (int attempt = 0; attempt < 256; ++attempt) {
+        const std::int64_t size = largest + rng.integer(-(smallest - 1), smallest - 1);
+        if (size >= r.min && divides_none(size, r.tiles)) return size;
+      }
+      break;
+    case Role::many_multiple:
+      return lcm * rng.integer(2 * largest / lcm + 1, r.max / lcm);
+    case Role::many_other: {
+      const std::int64_t first = 2 * largest + 1, span = r.max - first + 1;
+      const std::int64_t start = rng.integer(first, r.max);
+      for (std::int64_t step = 0; step < span; ++step)
+        if (const std::int64_t size = first + (start - first + step) % span; divides_none(size, r.tiles)) return size;
+      break;
+    }
+  }
+  throw ManifestError(fmt::format("[[random]] of {}: no size in [{}, {}] for every role; widen 'max'",
+                                  fmt::join(r.dims, ", "), r.min, r.max));
+}
+
+// One batch of a [[random]] block: `count` cases whose sizes run through every role in every
+// dimension (each dimension shifted, so shapes are non-square), plus one square case of a cheap
+// role, and whose values run through each list in a seeded order.
+std::vector<Case> draw_batch(const RandomCases& r, int count, Rng& rng, bool hidden, int& number) {
+  using Role = RandomCases::Role;
+  const auto roles = r.roles();
+  const int role_count = static_cast<int>(roles.size());
+  const int phase = static_cast<int>(rng.integer(0, role_count - 1));
+  const int square = r.dims.size() > 1 ? static_cast<int>(rng.integer(0, count - 1)) : -1;
+  std::vector<std::vector<std::size_t>> orders;  // per values list, a seeded permutation
+  for (const auto& [key, options] : r.values) {
+    std::vector<std::size_t> order(options.size());
+    std::iota(order.begin(), order.end(), 0);
+    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.integer(0, static_cast<std::int64_t>(i) - 1)]);
+    orders.push_back(std::move(order));
+  }
+  std::vector<Case> out;
+  for (int i = 0, shaped = 0; i < count; ++i) {
+    Case c;
+    c.hidden = hidden;
+    c.tasks = r.tasks;
+    c.params = nlohmann::json::object();
+    std::vector<std::string> sizes;
+    const Role square_role = r.power_of_two ? Role::block_multiple : roles[rng.integer(0, 2)];  // tiny or one block
+    const std::int64_t square_size = i == square ? draw_size(r, square_role, rng) : 0;
+    for (std::size_t d = 0; d < r.dims.size(); ++d) {
+      const std::int64_t size =
+          i == square ? square_size : draw_size(r, roles[(shaped + phase + 2 * static_cast<int>(d)) % role_count], rng);
+      c.params[r.dims[d]] = size;
+      sizes.push_back(std::to_string(size));
+    }
+    if (i != square) ++shaped;
+    std::string name = fmt::format("{}random {}: {}", hidden ? "hidden " : "", ++number, fmt::join(sizes, "x"));
+    for (std::size_t v = 0; v < r.values.size(); ++v) {
+      const auto& [key, options] = r.values[v];
+      const nlohmann::json& value = options[orders[v][static_cast<std::size_t>(i) % options.size()]];
+      c.params[key] = value;
+      name += fmt::format(" {}={}", key, value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    c.name = std::move(name);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Case> draw_random_cases(const Manifest& manifest, std::uint64_t run_seed, bool hidden) {
+  std::vector<Case> out;
+  int visible_number = 0, hidden_number = 0;
+  for (std::size_t b = 0; b < manifest.random.size(); ++b) {
+    const RandomCases& r = manifest.random[b];
+    // Hidden cases come from a stream of their own: the visible ones tell nothing about them.
+    Rng visible(derive_seed(run_seed, manifest.id, "random cases", fmt::format("block {} visible", b)));
+    for (auto& c : draw_batch(r, r.count, visible, false, visible_number)) out.push_back(std::move(c));
+    if (!hidden || r.hidden == 0) continue;
+    Rng secret(derive_seed(run_seed, manifest.id, "random cases", fmt::format("block {} hidden", b)));
+    for (auto& c : draw_batch(r, r.hidden, secret, true, hidden_number)) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Manifest with_random_cases(Manifest manifest, std::uint64_t run_seed, bool hidden) {
+  auto drawn = draw_random_cases(manifest, run_seed, hidden);
+  const auto first_timing =
+      std::find_if(manifest.cases.begin(), manifest.cases.end(), [](const Case& c) { return c.timing; });
+  manifest.cases.insert(first_timing, std::make_move_iterator(drawn.begin()), std::make_move_iterator(drawn.end()));
   return manifest;
 }
 
@@ -125,6 +259,82 @@ class Reader {
       return out;
     }
     fail(&node, "dates and times are not supported in a case");
+  }
+
+  std::vector<std::int64_t> integers(const toml::node& node, std::string_view key) const {
+    const toml::array* array = node.as_array();
+    if (!array || array->empty()) fail(&node, fmt::format("'{}' must be a non-empty array of integers, like [16, 32]", key));
+    std::vector<std::int64_t> out;
+    for (const auto& item : *array) {
+      auto v = item.value_exact<std::int64_t>();
+      if (!v || *v < 1) fail(&item, fmt::format("'{}' must hold only positive integers", key));
+      out.push_back(*v);
+    }
+    return out;
+  }
+
+  // One [[random]] block, checked so every run it draws covers what it promises.
+  RandomCases random_cases(const toml::node& node, const Manifest& m) const {
+    const toml::table* t = node.as_table();
+    if (!t) fail(&node, "each [[random]] entry must be a table");
+    RandomCases r;
+    if (const toml::node* tasks = t->get("tasks")) r.tasks = strings(*tasks, "tasks");
+    for (const auto& name : r.tasks)
+      if (!m.find_task(name)) fail(t->get("tasks"), fmt::format("[[random]] names task '{}', which the lab does not have", name));
+    const toml::node* dims = t->get("dims");
+    if (!dims) fail(t, "missing key 'dims' in [[random]]: the size parameters to draw, e.g. [\"rows\", \"cols\"]");
+    r.dims = strings(*dims, "dims");
+    if (r.dims.empty() || r.dims.size() > 3) fail(dims, "'dims' must name one to three size parameters");
+    const toml::node* tiles = t->get("tiles");
+    if (!tiles) fail(t, "missing key 'tiles' in [[random]]: the tile and block sizes of the lab's kernels, e.g. [16, 32]");
+    r.tiles = integers(*tiles, "tiles");
+    std::sort(r.tiles.begin(), r.tiles.end());
+    r.min = optional<std::int64_t>(*t, "min", 1, "a positive integer");
+    r.max = required<std::int64_t>(*t, "max", "the largest size to draw (keep the CPU reference fast)");
+    r.power_of_two = optional<bool>(*t, "power_of_two", false, "true or false");
+    r.count = static_cast<int>(required<std::int64_t>(*t, "count", "how many cases every run draws"));
+    r.hidden = static_cast<int>(optional<std::int64_t>(*t, "hidden", 0, "how many more cases grading draws"));
+    if (const toml::node* values = t->get("values")) {
+      const toml::table* vt = values->as_table();
+      if (!vt) fail(values, "'values' must be a table of lists, like { radius = [0, 1, 2] }");
+      for (const auto& [key, list] : *vt) {
+        const std::string k(key.str());
+        const toml::array* array = list.as_array();
+        if (!array || array->empty()) fail(&list, fmt::format("'values.{}' must be a non-empty array", k));
+        std::vector<nlohmann::json> options;
+        for (const auto& item : *array) options.push_back(to_json(item));
+        r.values.emplace_back(k, std::move(options));
+      }
+    }
+    check_random(r, *t);
+    return r;
+  }
+
+  void check_random(const RandomCases& r, const toml::table& t) const {
+    const std::int64_t smallest = r.tiles.front(), largest = r.tiles.back();
+    if (smallest < 2) fail(t.get("tiles"), "every tile must be at least 2 (a size of 1 divides every size)");
+    if (r.min < 1 || r.min >= smallest)
+      fail(t.get("min"), fmt::format("'min' must be at least 1 and below the smallest tile ({}), so tiny sizes are drawn",
+                                     smallest));
+    if (r.power_of_two) {
+      for (auto tile : r.tiles)
+        if ((tile & (tile - 1)) != 0) fail(t.get("tiles"), "with power_of_two = true every tile must be a power of two");
+      if (r.max < 4 * largest)
+        fail(t.get("max"), fmt::format("'max' must be at least {} (4 x the largest tile) so sizes of many blocks are drawn",
+                                       4 * largest));
+    } else {
+      std::int64_t lcm = 1;
+      for (auto tile : r.tiles) lcm = std::lcm(lcm, tile);
+      const std::int64_t many = lcm * ((2 * largest) / lcm + 1);
+      if (r.max < many)
+        fail(t.get("max"), fmt::format("'max' must be at least {}: a multiple of every tile beyond two of the largest, so "
+                                       "sizes of many blocks that divide evenly are drawn", many));
+    }
+    if (r.count < r.fewest_cases())
+      fail(t.get("count"), fmt::format("'count' must be at least {}, so every run draws each size region as a multiple and a "
+                                       "non-multiple of every tile, a square shape and every listed value", r.fewest_cases()));
+    if (r.hidden != 0 && r.hidden < r.fewest_cases())
+      fail(t.get("hidden"), fmt::format("'hidden' must be 0 or at least {}, for the same coverage", r.fewest_cases()));
   }
 
   Threshold threshold(const toml::node& node) const {
@@ -224,6 +434,11 @@ class Reader {
       for (const auto& t : c.tasks)
         if (!m.find_task(t)) fail(&node, fmt::format("case '{}' names task '{}', which the lab does not have", c.name, t));
       m.cases.push_back(std::move(c));
+    }
+    if (const toml::node* random = root.get("random")) {
+      const toml::array* blocks = random->as_array();
+      if (!blocks) fail(random, "'random' must be written as [[random]] blocks");
+      for (const auto& block : *blocks) m.random.push_back(random_cases(block, m));
     }
     // A task's speed is its one timing case's (tasks may have different ones, limited by `tasks`).
     for (DeviceClass dc : {DeviceClass::gpu, DeviceClass::cpu})

@@ -164,8 +164,10 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
         const std::string& pictures_dir, Progress& progress) {
   // Hidden cases run only in instructor grading (`gpulab grade`), in a process of their own after the
   // visible ones, so nothing of their data is left in a process whose results a student sees.
-  const Manifest manifest = secrets.hidden_cases ? only_hidden_cases(load_manifest(manifest_path))
-                                                 : without_hidden_cases(load_manifest(manifest_path));
+  // Either process adds the random cases its seed draws (manifest.hpp): visible ones, or hidden ones.
+  const Manifest manifest = secrets.hidden_cases
+                                ? only_hidden_cases(with_random_cases(load_manifest(manifest_path), secrets.seed, true))
+                                : with_random_cases(without_hidden_cases(load_manifest(manifest_path)), secrets.seed, false);
   const std::uint64_t seed = secrets.seed;
   std::vector<const Task*> tasks;
   for (const auto& name : task_names) {

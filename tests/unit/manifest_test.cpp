@@ -1,7 +1,10 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <unistd.h>
@@ -184,4 +187,150 @@ TEST_CASE("every task of the course's labs has visible cases, and hidden ones ex
   // The student release (no solutions/) has its hidden cases removed.
   const bool instructor_repository = fs::exists(fs::path(GPULAB_REPO) / "solutions");
   CHECK((hidden > 0) == instructor_repository);
+}
+
+namespace {
+
+bool divides_none(std::int64_t size, const std::vector<std::int64_t>& tiles) {
+  return std::none_of(tiles.begin(), tiles.end(), [size](std::int64_t t) { return size % t == 0; });
+}
+
+bool divides_all(std::int64_t size, const std::vector<std::int64_t>& tiles) {
+  return std::all_of(tiles.begin(), tiles.end(), [size](std::int64_t t) { return size % t == 0; });
+}
+
+// The cases of one block in one batch (visible or hidden) cover what [[random]] promises.
+void check_coverage(const RandomCases& r, const std::vector<const Case*>& cases) {
+  REQUIRE(!cases.empty());
+  const std::int64_t smallest = r.tiles.front(), largest = r.tiles.back();
+  bool square = false, non_square = false;
+  for (const auto& dim : r.dims) {
+    CAPTURE(dim);
+    bool multiple = false, non_multiple = false, tiny = false, one_block = false, many = false;
+    for (const Case* c : cases) {
+      const std::int64_t size = c->params.at(dim).get<std::int64_t>();
+      CHECK(size >= r.min);
+      CHECK(size <= r.max);
+      if (r.power_of_two) CHECK((size & (size - 1)) == 0);
+      multiple |= divides_all(size, r.tiles);
+      non_multiple |= divides_none(size, r.tiles);
+      tiny |= size < smallest;
+      one_block |= size >= largest / 2 && size <= 2 * largest && size >= smallest;
+      many |= size > 2 * largest;
+    }
+    CHECK(multiple);
+    CHECK(non_multiple);
+    CHECK(tiny);
+    CHECK(one_block);
+    CHECK(many);
+  }
+  for (const Case* c : cases) {
+    std::set<std::int64_t> sizes;
+    for (const auto& dim : r.dims) sizes.insert(c->params.at(dim).get<std::int64_t>());
+    square |= sizes.size() == 1;
+    non_square |= sizes.size() == r.dims.size();
+    CHECK(c->tasks == r.tasks);
+    CHECK_FALSE(c->timing);
+  }
+  if (r.dims.size() > 1) {
+    CHECK(square);
+    CHECK(non_square);
+  }
+  for (const auto& [key, options] : r.values)
+    for (const auto& value : options) {
+      CAPTURE(key);
+      CAPTURE(value.dump());
+      CHECK(std::any_of(cases.begin(), cases.end(), [&](const Case* c) { return c->params.at(key) == value; }));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every run's random cases cover multiples and non-multiples of every tile, each size region, square "
+          "and non-square shapes and every listed value, visible and hidden alike") {
+  for (const auto& m : load_all_manifests(fs::path(GPULAB_REPO) / "labs")) {
+    CAPTURE(m.id);
+    REQUIRE_FALSE(m.random.empty());
+    for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+      const auto drawn = draw_random_cases(m, seed * 0x9E3779B97F4A7C15ull, true);
+      std::size_t at = 0;
+      for (const auto& r : m.random) {
+        std::vector<const Case*> visible, hidden;
+        for (int i = 0; i < r.count; ++i) visible.push_back(&drawn.at(at++));
+        for (int i = 0; i < r.hidden; ++i) hidden.push_back(&drawn.at(at++));
+        for (const Case* c : visible) CHECK((!c->hidden && c->name.rfind("random ", 0) == 0));
+        for (const Case* c : hidden) CHECK((c->hidden && c->name.rfind("hidden random ", 0) == 0));
+        check_coverage(r, visible);
+        check_coverage(r, hidden);
+      }
+      CHECK(at == drawn.size());
+    }
+  }
+}
+
+TEST_CASE("random bitonic cases give power-of-two lengths to the tasks that require them and any length only to any-n") {
+  const Manifest m = with_random_cases(load_manifest(fs::path(GPULAB_REPO) / "labs/03-bitonic/lab.toml"), 42, true);
+  bool odd_length = false;
+  for (const auto& c : m.cases) {
+    const auto n = c.params.at("n").get<std::int64_t>();
+    if ((n & (n - 1)) == 0) continue;
+    odd_length = true;
+    CAPTURE(c.name);
+    for (const auto& task : m.tasks) CHECK(c.applies_to(task.name) == (task.name == "any-n"));
+  }
+  CHECK(odd_length);
+}
+
+TEST_CASE("the same seed draws the same random cases, another seed other ones, and names show the shape") {
+  const Manifest m = load_manifest(fs::path(GPULAB_REPO) / "labs/01-matmul/lab.toml");
+  const auto first = draw_random_cases(m, 7, false), again = draw_random_cases(m, 7, false);
+  const auto other = draw_random_cases(m, 8, false);
+  REQUIRE(first.size() == again.size());
+  bool differs = false;
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    CHECK(first[i].name == again[i].name);
+    CHECK(first[i].params == again[i].params);
+    differs |= first[i].params != other[i].params;
+    const auto& p = first[i].params;
+    CHECK(first[i].name == fmt::format("random {}: {}x{}x{} inputs={}", i + 1, p.at("m").get<int>(), p.at("n").get<int>(),
+                                       p.at("k").get<int>(), p.at("inputs").get<std::string>()));
+  }
+  CHECK(differs);
+}
+
+TEST_CASE("random cases come before the timing cases, and hidden ones only when grading asks for them") {
+  const Manifest listed = without_hidden_cases(load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml"));
+  const Manifest student = with_random_cases(listed, 3, false);
+  CHECK(student.cases.size() == listed.cases.size() + 6);
+  CHECK_FALSE(student.has_hidden_cases());
+  const auto first_timing = std::find_if(student.cases.begin(), student.cases.end(), [](const Case& c) { return c.timing; });
+  CHECK(std::none_of(first_timing, student.cases.end(), [](const Case& c) { return c.name.find("random") != std::string::npos; }));
+  const Manifest grading = with_random_cases(listed, 3, true);
+  CHECK(grading.cases.size() == listed.cases.size() + 12);
+  // The hidden draw does not change the visible one: a student's run shows the same visible cases.
+  for (std::size_t i = 0; i < student.cases.size(); ++i)
+    if (!student.cases[i].timing) CHECK(student.cases[i].name == grading.cases[i].name);
+}
+
+TEST_CASE("a [[random]] block that could not cover what it promises is rejected, naming the fix") {
+  const std::string block = "\n[[random]]\ndims = [\"rows\", \"cols\"]\ntiles = [8, 16]\nmax = 100\ncount = 6\n";
+  const Manifest ok = load_manifest(write_manifest(kValid + block));
+  REQUIRE(ok.random.size() == 1);
+  CHECK(ok.random[0].fewest_cases() == 6);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = kValid + block;
+    text.replace(text.find(from), from.size(), to);
+    return error_of(text);
+  };
+  CHECK(with("count = 6", "count = 5").find("'count' must be at least 6") != std::string::npos);
+  CHECK(with("count = 6", "count = 6\nhidden = 2").find("'hidden' must be 0 or at least 6") != std::string::npos);
+  CHECK(with("max = 100", "max = 40").find("'max' must be at least 48") != std::string::npos);
+  CHECK(with("max = 100", "max = 100\nmin = 8").find("below the smallest tile (8)") != std::string::npos);
+  CHECK(with("[8, 16]", "[1, 16]").find("every tile must be at least 2") != std::string::npos);
+  CHECK(with("[8, 16]", "[8, 24]\npower_of_two = true").find("must be a power of two") != std::string::npos);
+  CHECK(with("count = 6", "count = 6\ntasks = [\"slow\"]").find("task 'slow', which the lab does not have") !=
+        std::string::npos);
+  CHECK(with("count = 6", "count = 6\nvalues = { radius = [0, 1, 2, 3, 4, 5, 6] }").find("'count' must be at least 7") !=
+        std::string::npos);
+  CHECK(with("dims = [\"rows\", \"cols\"]\n", "").find("missing key 'dims'") != std::string::npos);
 }

@@ -1,5 +1,6 @@
 // A lab's manifest (labs/NN-name/lab.toml): its student files, tasks, cases and thresholds.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -53,6 +54,28 @@ struct Case {
   bool applies_to(const std::string& task) const;
 };
 
+// Seeded random cases (a [[random]] block of lab.toml): drawn anew every run from the run seed, so a
+// kernel cannot be tuned to the listed shapes. Over the cases one run draws from a block, every size
+// dimension is a multiple of every tile size and a non-multiple of every one, in each size region
+// (tiny: below the smallest tile; about one block: the largest tile, +- a little; many blocks: more
+// than twice the largest tile, up to `max`), shapes are square and non-square, and every value of
+// each `values` list is used. Grading draws `hidden` more, marked hidden.
+struct RandomCases {
+  enum class Role { tiny, block_multiple, block_other, many_multiple, many_other };
+  std::vector<std::string> tasks;           // empty: every task; else only these
+  std::vector<std::string> dims;            // size parameters, e.g. {"m", "n", "k"}; named in this order
+  std::int64_t min = 1, max = 0;            // every dimension lies within [min, max]
+  std::vector<std::int64_t> tiles;          // tile and block sizes the lab's kernels plausibly use
+  bool power_of_two = false;                // every size a power of two (for tasks that require it)
+  int count = 0;                            // drawn into every run
+  int hidden = 0;                           // drawn in addition when grading (runner --hidden-cases)
+  std::vector<std::pair<std::string, std::vector<nlohmann::json>>> values;  // each value drawn in every run
+  // The size roles one run must cover in each dimension (power-of-two sizes: tiny, one block, many).
+  std::vector<Role> roles() const;
+  // The fewest cases that cover every role, the square shape and every value.
+  int fewest_cases() const;
+};
+
 struct Manifest {
   std::filesystem::path path;
   std::string id;     // "02-transpose": the folder name
@@ -65,6 +88,7 @@ struct Manifest {
   int repeats = 15;
   std::vector<Task> tasks;
   std::vector<Case> cases;
+  std::vector<RandomCases> random;  // drawn per run by with_random_cases
 
   const Task* find_task(const std::string& name) const;
   std::vector<const Case*> cases_for(DeviceClass c) const;
@@ -78,6 +102,13 @@ struct Manifest {
 // The manifest as students see it: without the cases marked `hidden = true`, which only instructor
 // grading runs, so students cannot tune their code to them.
 Manifest without_hidden_cases(Manifest manifest);
+
+// The random cases of one run: `count` per [[random]] block, and with `hidden` also `hidden` more per
+// block, marked hidden. The same seed draws the same cases, named "random 3: 96x47x129 inputs=uniform"
+// (hidden ones "hidden random 3: ..."), so `SEED=` reproduces a run.
+std::vector<Case> draw_random_cases(const Manifest& manifest, std::uint64_t run_seed, bool hidden);
+// The manifest with its random cases for this run added before its timing cases.
+Manifest with_random_cases(Manifest manifest, std::uint64_t run_seed, bool hidden);
 
 Manifest load_manifest(const std::filesystem::path& path);
 // Every labs/*/lab.toml under `labs_root`, in folder order. Broken manifests throw.

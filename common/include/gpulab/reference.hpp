@@ -3,9 +3,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "gpulab/image.hpp"
+#include "gpulab/random.hpp"
 
 namespace gpulab::reference {
 
@@ -18,15 +20,30 @@ std::vector<float> transpose(std::span<const float> in, std::size_t rows, std::s
 
 // 01-matmul: C = A * B with A m x k, B k x n, row-major. The check: each element accumulated in
 // double, and the error bound a float computation of it must meet,
-//   |c_ij - exact_ij| <= gamma_k * (|A| |B|)_ij + k * FLT_MIN,  gamma_k = k u / (1 - k u),  u = 2^-24,
-// which holds for any order of the k products and sums (Higham, Accuracy and Stability of Numerical
-// Algorithms, section 3.5), with or without fused multiply-adds. Uses every core.
+//   |c_ij - exact_ij| <= matmul_error_factor(k) * (|A| |B|)_ij + k * FLT_MIN,
+// for any order of the k products and sums, with or without fused multiply-adds. Uses every core.
 struct MatmulCheck {
   std::vector<double> expected;
   std::vector<double> bound;
 };
+// The smaller of two bounds on the relative error of a float inner product of length k (u = 2^-24):
+// the worst case gamma_k = k u / (1 - k u), which always holds (Higham, Accuracy and Stability of
+// Numerical Algorithms, section 3.5), and Higham and Mary's probabilistic bound
+// exp(lambda sqrt(k) u + k u^2 / (1 - u)) - 1 with lambda = 10 (SIAM J. Sci. Comput. 41(5), 2019,
+// theorem 3.1), which holds with probability at least 1 - 2k exp(-50) when rounding errors are
+// independent, as they are for random inputs. Beyond k = 100 the second is the tighter: it grows
+// like sqrt(k), so a dropped term or inputs rounded to half precision exceed it at every k we test.
+double matmul_error_factor(std::size_t k);
 MatmulCheck matmul_check(std::span<const float> a, std::span<const float> b, std::size_t m, std::size_t n,
                          std::size_t k);
+
+// The inputs of a matmul case (its `inputs` parameter): "uniform" in [-1, 1), or "no-cancel":
+// positive, in [0.5, 1), random in the top 7 bits of the mantissa and one alternating pattern (its
+// phase drawn) in the low 16. Rounded to any shorter format (bfloat16, half, TF32) every such value
+// moves the same way by about a third of that format's unit, so the errors of a kernel that rounds
+// its inputs add up over k instead of cancelling; and positive products leave a dropped term nowhere
+// to hide. Anything else throws std::invalid_argument naming the two kinds.
+std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view inputs);
 
 // The CPU versions a GPU kernel is compared with: the plain i-k-j triple loop on one core, as in
 // the course, and a cache-blocked version on every core.

@@ -17,10 +17,8 @@ Shape shape_of(const Case& c) {
   return {static_cast<int>(case_int(c, "m")), static_cast<int>(case_int(c, "n")), static_cast<int>(case_int(c, "k"))};
 }
 
-std::vector<float> random_matrix(Rng& rng, std::size_t count) {
-  std::vector<float> out(count);
-  for (float& x : out) x = rng.uniform(-1.0f, 1.0f);
-  return out;
+std::vector<float> random_matrix(Rng& rng, std::size_t count, const std::string& inputs = "uniform") {
+  return reference::matmul_inputs(rng, count, inputs);
 }
 
 // Device buffers of A, B and C for one shape, A and B filled.
@@ -70,8 +68,9 @@ class MatmulDriver final : public LabDriver {
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
     const Shape s = shape_of(c);
     Rng rng = ctx.rng(task, c);
-    const auto ha = random_matrix(rng, static_cast<std::size_t>(s.m) * s.k);
-    const auto hb = random_matrix(rng, static_cast<std::size_t>(s.k) * s.n);
+    const std::string inputs = c.params.value("inputs", "uniform");
+    const auto ha = random_matrix(rng, static_cast<std::size_t>(s.m) * s.k, inputs);
+    const auto hb = random_matrix(rng, static_cast<std::size_t>(s.k) * s.n, inputs);
     const auto check = reference::matmul_check(ha, hb, s.m, s.n, s.k);
     Operands ops(ctx.device, s, ha, hb);
     const auto launch = labs::bind_matmul(ctx.device, task.function);
