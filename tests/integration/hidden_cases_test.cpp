@@ -43,7 +43,9 @@ RunnerEvents run_runner(const fs::path& runner, const std::string& secrets, cons
 }  // namespace
 
 TEST_CASE("the lab runner runs the hidden cases only when its standard input asks, alone and marked hidden, and gpulab check runs none") {
-  const gpulab::Manifest manifest = gpulab::load_manifest(repo_path("labs/00-hello/lab.toml"));
+  // With the random cases the seed draws: visible ones in every run, hidden ones only when grading.
+  const gpulab::Manifest manifest =
+      gpulab::with_random_cases(gpulab::load_manifest(repo_path("labs/00-hello/lab.toml")), 12345, true);
   std::vector<std::string> hidden, visible;
   for (const auto& c : manifest.cases) (c.hidden ? hidden : visible).push_back(c.name);
   REQUIRE_FALSE(hidden.empty());

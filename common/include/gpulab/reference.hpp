@@ -38,11 +38,12 @@ MatmulCheck matmul_check(std::span<const float> a, std::span<const float> b, std
                          std::size_t k);
 
 // The inputs of a matmul case (its `inputs` parameter): "uniform" in [-1, 1), or "no-cancel":
-// positive, in [0.5, 1), random in the top 7 bits of the mantissa and one alternating pattern (its
-// phase drawn) in the low 16. Rounded to any shorter format (bfloat16, half, TF32) every such value
-// moves the same way by about a third of that format's unit, so the errors of a kernel that rounds
-// its inputs add up over k instead of cancelling; and positive products leave a dropped term nowhere
-// to hide. Anything else throws std::invalid_argument naming the two kinds.
+// positive, in [0.5, 1), random in the top 7 bits of the mantissa and the alternating pattern
+// kNoCancelLowBits in the low 16. Rounded to any shorter format (bfloat16, half, TF32) every such
+// value moves the same way by about a third of that format's unit, so the errors of a kernel that
+// rounds its inputs add up over k instead of cancelling; and positive products leave a dropped term
+// nowhere to hide. Anything else throws std::invalid_argument naming the two kinds.
+inline constexpr std::uint32_t kNoCancelLowBits = 0x5555;
 std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view inputs);
 
 // The CPU versions a GPU kernel is compared with: the plain i-k-j triple loop on one core, as in
