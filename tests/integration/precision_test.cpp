@@ -34,7 +34,7 @@ SourceTree planted(const std::string& fault) {
 
 void check_fails_every_no_cancel_case(const std::string& fault) {
   const SourceTree tree = planted(fault);
-  for (const int seed : {1, 2, 3}) {
+  for (const int seed : {1, 2}) {
     CAPTURE(seed);
     const auto run = run_check(tree.root(), "--backend " + g_backend + " --lab matmul --task naive --seed " +
                                                 std::to_string(seed));
