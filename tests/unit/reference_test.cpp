@@ -254,7 +254,7 @@ TEST_CASE("the matmul error factor is the worst-case bound up to k = 100 and gro
   CHECK(reference::matmul_error_factor(4 * 4096) == doctest::Approx(2 * reference::matmul_error_factor(4096)).epsilon(1e-3));
 }
 
-TEST_CASE("no-cancel matmul inputs are positive, below 1, and share their low mantissa bits; unknown kinds are named") {
+TEST_CASE("no-cancel matmul inputs are positive and below 1 and share their low mantissa bits, and unknown kinds are named") {
   Rng rng(11);
   const auto x = reference::matmul_inputs(rng, 1000, "no-cancel");
   CHECK(std::all_of(x.begin(), x.end(), [&](float v) {
