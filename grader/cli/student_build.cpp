@@ -317,9 +317,9 @@ std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Mani
   if (const auto refused = refused_references(symbols, allowlist); !refused.empty()) {
     std::vector<std::string> readable;
     for (const auto& name : refused) readable.push_back(demangle(name));
-    return refusal(fmt::format("{} refers to {}, which a lab file may not use: lab code launches kernels on device "
-                               "buffers, and copies nothing back to the host (the allowed calls are listed in "
-                               "grader/allowlist/{}.txt)",
+    return refusal(fmt::format("{} refers to {}, which a lab file may not use: lab code launches kernels on the "
+                               "device buffers it is given, copies nothing to the host and touches no files, "
+                               "processes, clocks or network (the allowed calls are listed in grader/allowlist/{}.txt)",
                                shown.string(), fmt::join(readable, ", "), backend),
                    fmt::format("symbols of {} outside the allowlist: {}", shown.filename().string(), fmt::join(refused, " ")));
   }
