@@ -366,6 +366,8 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
     inputs.push_back(o);
   }
   command += join_quoted(backend_cfg["student_link"]);
+  for (const auto& item : backend_cfg["student_link"])
+    if (fs::is_regular_file(item.get<std::string>())) inputs.emplace_back(item.get<std::string>());  // the guards
   if (!up_to_date(library, inputs, command)) {
     fs::remove(library);
     if (auto failed = link_failure(execute(command), fmt::format("the {} files of {} do not link on their own: they may "

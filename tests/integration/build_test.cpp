@@ -187,3 +187,16 @@ TEST_CASE("a student definition of a harness, runtime or C++ library function se
   for (const char* hidden : {"clGetEventProfilingInfo", "steady_clock", "operator new", "show_value"})
     CHECK(exported.find(hidden) == std::string::npos);
 }
+
+TEST_CASE("an OpenCL buffer in host memory is refused when it is created, with why, since a flag is not a symbol") {
+  SourceTree tree("allowlist-host-buffer");
+  tree.replace("02-transpose/transpose_opencl.cpp", "  cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");",
+               "  static float shadow[16];\n  cl_int status = CL_SUCCESS;\n"
+               "  cl_mem mirror = clCreateBuffer(lab.context(), CL_MEM_USE_HOST_PTR, sizeof shadow, shadow, &status);\n"
+               "  check(status, \"a buffer over host memory\");\n  clReleaseMemObject(mirror);\n"
+               "  cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");");
+  const auto run = run_check(tree.root(), "--backend opencl --lab transpose");
+  INFO(run.output);
+  CHECK(run.status("transpose", "naive") == "error");
+  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("CL_MEM_USE_HOST_PTR") != std::string::npos);
+}
