@@ -55,22 +55,51 @@ std::string build_output(const SourceTree& tree, const std::string& backend, int
 
 }  // namespace
 
-TEST_CASE("CUDA calls that reach the host or the driver are refused by symbol, however the source spells them") {
+TEST_CASE("CUDA driver entry points are refused by symbol, however the source spells them") {
   SourceTree tree("allowlist-cuda-calls");
   tree.replace("02-transpose/transpose.cu", "void transpose_naive(", std::string(kPaste) + "void transpose_naive(")
       .replace("02-transpose/transpose.cu", "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");",
-               "  float peek = 0;\n"
-               "  cudaMemcpy(&peek, out, sizeof peek, (cudaMemcpyKind)2);\n"
                "  void* entry = nullptr;\n"
                "  CAT(cudaGetDriver, EntryPointByVersion)(\"cuMemcpyDtoH\", &entry, 12000, 0, nullptr);\n"
+               "  CAT(cudaMallocH, ost)(&entry, 64);\n"
                "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");");
   int status = 0;
   const std::string output = build_output(tree, "cuda", status);
   INFO(output);
   CHECK(status == 1);
-  CHECK(output.find("transpose.cu refers to cudaGetDriverEntryPointByVersion, cudaMemcpy, which a lab file may not use") !=
+  CHECK(output.find("transpose.cu refers to cudaGetDriverEntryPointByVersion, cudaMallocHost, which a lab file may not use") !=
         std::string::npos);
   CHECK(output.find("grader/allowlist/cuda.txt") != std::string::npos);
+}
+
+TEST_CASE("a cudaMemcpy whose direction is cast from a number goes through the guard, which lets only device-to-device copies through") {
+  SourceTree tree("allowlist-cuda-memcpy");
+  tree.replace("02-transpose/transpose.cu", "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");",
+               "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");\n"
+               "  static float peek = 0;\n"
+               "  gpulab::check(cudaMemcpy(&peek, out, sizeof peek, (cudaMemcpyKind)2), \"peeking\");");
+  int status = 0;
+  const std::string output = build_output(tree, "cuda", status);
+  INFO(output);
+  REQUIRE(status == 0);
+  // The student's library holds the guard (local, like everything but the contract functions).
+  fs::path library;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(GPULAB_CLI).parent_path() / "students"))
+    if (entry.path().filename() == "libstudent.so" && entry.path().parent_path().filename() == "cuda" &&
+        entry.path().parent_path().parent_path().filename() == "02-transpose" &&
+        (library.empty() || fs::last_write_time(entry.path()) > fs::last_write_time(library)))
+      library = entry.path();
+  REQUIRE_FALSE(library.empty());
+  std::string symbols;
+  REQUIRE(run_command("nm '" + library.string() + "'", symbols) == 0);
+  CHECK(symbols.find(" t __wrap_cudaMemcpy") != std::string::npos);
+  // Where a GPU is, the copy to the host is refused when it is made (the lead's GPU run covers this).
+  std::string gpus;
+  if (run_command("nvidia-smi -L", gpus) != 0 || gpus.find("GPU 0") == std::string::npos) return;
+  const auto run = run_check(tree.root(), "--backend cuda --lab transpose");
+  INFO(run.output);
+  CHECK(run.status("transpose", "naive") == "error");
+  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("cudaMemcpyDeviceToDevice") != std::string::npos);
 }
 
 TEST_CASE("a vendor library declared by hand and called under a pasted name is refused by its symbol") {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -137,19 +138,19 @@ TEST_CASE("nm's POSIX output is split into referenced symbols and strong global 
   CHECK(symbols.defined_global == std::vector<std::string>{"_Z12matmul_naivePKfS0_Pfiii", "g_table"});
 }
 
-TEST_CASE("the CUDA allowlist keeps launches, device memory, events and errors and refuses every way back to the host") {
+TEST_CASE("the CUDA allowlist keeps launches, device memory, guarded copies, events and errors and refuses every other way back to the host") {
   const auto cuda = repo_allowlist("cuda");
   const auto symbols = cli::parse_nm(undefined(
       {"cudaMalloc", "cudaFree", "__cudaLaunchKernel", "__cudaRegisterFunction", "cudaEventElapsedTime", "cudaGetLastError",
-       "_Znwm", "_ZSt20__throw_length_errorPKc", "memcpy", "sqrtf",
-       // refused: host copies whatever their kind, driver entry points, libraries, managed and host memory, streams
-       "cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyFromSymbol", "cudaGetDriverEntryPoint",
+       "_Znwm", "_ZSt20__throw_length_errorPKc", "memcpy", "sqrtf", "cudaMemcpy",  // cudaMemcpy: through its guard
+       // refused: other copies, driver entry points, libraries, managed and host memory, streams
+       "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyFromSymbol", "cudaGetDriverEntryPoint",
        "cudaGetDriverEntryPointByVersion", "cuGetProcAddress_v2", "cublasSgemm_v2", "cudaMallocManaged", "cudaMallocHost",
        "cudaHostAlloc", "cudaHostRegister", "cudaStreamCreate", "cudaGraphLaunch", "dlsym", "fopen", "getenv", "write",
        "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode", "_ZN6gpulab14compare_withinEv",
        "_ZN4toml2v36detail6parserC1Ev", "png_create_read_struct", "_ZN3fmt2v97vformatENS0_17basic_string_viewIcEE"}));
   CHECK(cli::refused_references(symbols, cuda) ==
-        std::vector<std::string>{"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyFromSymbol",
+        std::vector<std::string>{"cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyFromSymbol",
                                  "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cuGetProcAddress_v2",
                                  "cublasSgemm_v2", "cudaMallocManaged", "cudaMallocHost", "cudaHostAlloc",
                                  "cudaHostRegister", "cudaStreamCreate", "cudaGraphLaunch", "dlsym", "fopen", "getenv",
@@ -159,11 +160,17 @@ TEST_CASE("the CUDA allowlist keeps launches, device memory, events and errors a
 }
 
 TEST_CASE("a lab's own allowance adds to the backend's allowlist, for that lab only") {
-  auto cuda = repo_allowlist("cuda");
-  const auto symbols = cli::parse_nm(undefined({"cudaMemcpy"}));
-  CHECK(cli::refused_references(symbols, cuda) == std::vector<std::string>{"cudaMemcpy"});
-  cuda.add({"cudaMemcpy"});
-  CHECK(cli::refused_references(symbols, cuda).empty());
+  const auto labs = load_all_manifests(std::filesystem::path(GPULAB_REPO) / "labs");
+  auto opencl = repo_allowlist("opencl");
+  const auto symbols = cli::parse_nm(undefined({"clEnqueueReadBuffer"}));
+  CHECK(cli::refused_references(symbols, opencl) == std::vector<std::string>{"clEnqueueReadBuffer"});
+  opencl.add({"clEnqueueReadBuffer"});
+  CHECK(cli::refused_references(symbols, opencl).empty());
+  const auto hello = std::find_if(labs.begin(), labs.end(), [](const Manifest& m) { return m.name == "hello"; });
+  REQUIRE(hello != labs.end());
+  CHECK(hello->allow == std::vector<std::string>{"cudaMemcpy", "clEnqueueReadBuffer"});
+  for (const auto& m : labs)
+    if (m.name != "hello") CHECK(m.allow.empty());
 }
 
 TEST_CASE("the OpenCL allowlist keeps kernels, NDRanges and device buffers and refuses reads, maps, SVM, images, native kernels and extension lookups") {
