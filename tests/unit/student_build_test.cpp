@@ -237,3 +237,23 @@ TEST_CASE("system call instructions are found in a disassembly, calls to functio
       "   e:\tret\n";
   CHECK(cli::system_call_instructions(objdump) == std::vector<std::string>{"syscall", "int    $0x80"});
 }
+
+TEST_CASE("a lab's manifest may add forbidden headers and allowed symbols, as lists of strings") {
+  const auto dir = std::filesystem::temp_directory_path() / "gpulab-allowlist-manifest" / "02-transpose";
+  std::filesystem::create_directories(dir);
+  std::ifstream in(std::filesystem::path(GPULAB_REPO) / "labs" / "02-transpose" / "lab.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto files = text.find("\n[files]");
+  REQUIRE(files != std::string::npos);
+  text.insert(files + 1, "forbidden_headers = [\"cuda/std/\"]\nallow = [\"clEnqueueCopyBufferRect\"]\n\n");
+  std::ofstream(dir / "lab.toml") << text;
+  const Manifest m = load_manifest(dir / "lab.toml");
+  CHECK(m.forbidden_headers == std::vector<std::string>{"cuda/std/"});
+  CHECK(m.allow == std::vector<std::string>{"clEnqueueCopyBufferRect"});
+
+  const std::string list = "forbidden_headers = [\"cuda/std/\"]";
+  text.replace(text.find(list), list.size(), "forbidden_headers = \"cuda/std/\"");  // a string, not a list
+  std::ofstream(dir / "lab.toml") << text;
+  CHECK_THROWS(load_manifest(dir / "lab.toml"));
+  std::filesystem::remove_all(dir.parent_path());
+}
