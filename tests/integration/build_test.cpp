@@ -229,3 +229,12 @@ TEST_CASE("an OpenCL buffer in host memory is refused when it is created, with w
   CHECK(run.status("transpose", "naive") == "error");
   CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("CL_MEM_USE_HOST_PTR") != std::string::npos);
 }
+
+TEST_CASE("a folder whose name matches a refused header pattern does not refuse the student files in it") {
+  SourceTree tree("allowlist-folder-named-cub/npp");
+  int status = 0;
+  std::string output;
+  status = run_build("--backend opencl --lab transpose --source " + tree.root().string(), output);
+  INFO(output);
+  CHECK(status == 0);
+}
