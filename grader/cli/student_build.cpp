@@ -241,7 +241,8 @@ std::string trim_compiler_output(const std::string& output, const std::string& s
   // Start at the first error, so warnings before it do not push it off the screen.
   std::size_t first = 0;
   for (std::size_t i = 0; i < lines.size(); ++i)
-    if (lines[i].find("error") != std::string::npos || lines[i].find("undefined reference") != std::string::npos) {
+    if (lines[i].find("error") != std::string::npos || lines[i].find("undefined reference") != std::string::npos ||
+        lines[i].find("cannot find") != std::string::npos) {
       first = i > 0 && lines[i - 1].find("In function") != std::string::npos ? i - 1 : i;
       break;
     }
