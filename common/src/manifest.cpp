@@ -381,6 +381,9 @@ class Reader {
       fail(root.get("repeats"), "need warmup >= 1 and repeats >= 10 (the median of at least 10 timed launches)");
 
     if (const toml::node* forbidden = root.get("forbidden")) m.forbidden = strings(*forbidden, "forbidden");
+    if (const toml::node* allow = root.get("allow")) m.allow = strings(*allow, "allow");
+    if (const toml::node* headers = root.get("forbidden_headers"))
+      m.forbidden_headers = strings(*headers, "forbidden_headers");
     const toml::table* files = root["files"].as_table();
     if (!files) fail(&root, "missing [files]: the student files of each backend, e.g. cuda = [\"transpose.cu\"]");
     for (const auto& [backend, list] : *files) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "allowlist.hpp"
 #include "files.hpp"
 
 namespace gpulab::cli {
@@ -205,40 +206,6 @@ const std::vector<std::string>& host_calls_forbidden_everywhere() {
   return calls;
 }
 
-std::vector<std::string> forbidden_symbols(const std::string& nm_output) {
-  std::set<std::string> calls;
-  std::vector<std::string> classes;  // C++ names: any member of these
-  for (const auto& c : host_calls_forbidden_everywhere()) {
-    if (c.find("::") == std::string::npos) calls.insert(c);
-    else classes.push_back(c);
-  }
-  for (const char* c : {"__open_2", "__open64_2", "__openat_2", "__openat64_2", "fopen64", "freopen64", "creat64",
-                        "openat64", "clone3", "execveat", "fexecve"})
-    calls.insert(c);
-  for (const char* c : {"std::basic_ofstream", "std::basic_ifstream", "std::basic_fstream", "std::basic_filebuf",
-                        "std::__basic_file", "std::filesystem::"})
-    classes.push_back(c);
-  std::set<std::string> found;
-  std::istringstream in(nm_output);
-  for (std::string line; std::getline(in, line);) {
-    const auto u = line.find(" U ");
-    if (u == std::string::npos) continue;
-    std::string name = line.substr(u + 3);
-    while (!name.empty() && (name.back() == '\r' || name.back() == ' ')) name.pop_back();
-    if (const auto at = name.find('@'); at != std::string::npos) name.resize(at);  // fork@GLIBC_2.2.5
-    if (calls.count(name)) {
-      found.insert(name);
-      continue;
-    }
-    for (const auto& c : classes)
-      if (name.rfind(c, 0) == 0 || name.find(" " + c) != std::string::npos || name.find("<" + c) != std::string::npos) {
-        found.insert(c);
-        break;
-      }
-  }
-  return {found.begin(), found.end()};
-}
-
 std::vector<ForbiddenUse> find_escaping_includes(const std::string& source) {
   std::vector<ForbiddenUse> out;
   for_each_line(code_only(source), [&](int line, std::string_view row) {
@@ -274,7 +241,8 @@ std::string trim_compiler_output(const std::string& output, const std::string& s
   // Start at the first error, so warnings before it do not push it off the screen.
   std::size_t first = 0;
   for (std::size_t i = 0; i < lines.size(); ++i)
-    if (lines[i].find("error") != std::string::npos || lines[i].find("undefined reference") != std::string::npos) {
+    if (lines[i].find("error") != std::string::npos || lines[i].find("undefined reference") != std::string::npos ||
+        lines[i].find("cannot find") != std::string::npos) {
       first = i > 0 && lines[i - 1].find("In function") != std::string::npos ? i - 1 : i;
       break;
     }
@@ -284,6 +252,163 @@ std::string trim_compiler_output(const std::string& output, const std::string& s
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
 }
+
+namespace {
+
+BuildResult refusal(std::string message, std::string log) {
+  BuildResult r;
+  r.rejected = true;
+  r.message = std::move(message);
+  r.log = std::move(log);
+  return r;
+}
+
+// The text scans, each with file:line: the lab's forbidden libraries, the host calls no lab may make,
+// includes that reach for files outside the lab, and inline assembly in a host-only file.
+std::optional<BuildResult> scan_sources(const Manifest& manifest, const std::vector<std::string>& files,
+                                        const fs::path& student_dir) {
+  for (const auto& f : files) {
+    const std::string text = read_text(student_dir / f), where = (student_dir / f).string();
+    struct Scan {
+      std::vector<ForbiddenUse> uses;
+      std::string why;
+    };
+    const bool host_only = fs::path(f).extension() == ".cpp";
+    const Scan scans[] = {
+        {find_forbidden(text, manifest.forbidden), "which this lab forbids: the point is to write the kernels yourself"},
+        {find_forbidden(text, host_calls_forbidden_everywhere(), true),
+         "which no lab may call: lab code computes on the device and touches no files, processes, threads or network"},
+        {find_escaping_includes(text), "include only the lab's headers and the harness's (gpulab/...) by name"},
+        {host_only ? find_forbidden(text, {"asm", "__asm", "__asm__"}, true) : std::vector<ForbiddenUse>{},
+         "inline assembly, which host code may not contain: write C++ and OpenCL C"}};
+    for (const auto& scan : scans) {
+      if (scan.uses.empty()) continue;
+      std::string log;
+      for (const auto& u : scan.uses) log += fmt::format("{}:{}: forbidden: {}\n", where, u.line, u.what);
+      return refusal(fmt::format("{}:{} uses {}, {}", where, scan.uses.front().line, scan.uses.front().what, scan.why), log);
+    }
+  }
+  return std::nullopt;
+}
+
+// What the allowlist says about one compiled file: the headers the compiler included, the symbols
+// the object references, and system call instructions in its host code. Adds the file's contract
+// functions (the only symbols the student library exports) to `exports`.
+std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
+                                          const fs::path& shown, const fs::path& object, const fs::path& depfile,
+                                          const CommandRunner& execute, std::vector<std::string>& exports) {
+  const fs::path lists = toolchain.repo / "grader" / "allowlist";
+  auto header_patterns = load_header_patterns(lists / "headers.txt");
+  header_patterns.insert(header_patterns.end(), manifest.forbidden_headers.begin(), manifest.forbidden_headers.end());
+  // The lab's own folder is the student's (its path may hold any name); what it includes from elsewhere counts.
+  const std::string own_folder = fs::absolute(shown).parent_path().lexically_normal().string() + "/";
+  std::vector<std::string> included;
+  for (auto& h : included_headers(read_text(depfile), fs::absolute(shown).string()))
+    if (fs::path(h).lexically_normal().string().rfind(own_folder, 0) != 0) included.push_back(std::move(h));
+  const auto headers = refused_headers(included, header_patterns, toolchain.repo / "common" / "include");
+  if (!headers.empty()) {
+    std::string log;
+    for (const auto& h : headers) log += fmt::format("{} includes {} (matches {})\n", shown.string(), h.header, h.pattern);
+    return refusal(fmt::format("{} includes {}, a header no lab file may include: the point is to write the kernels "
+                               "yourself (the refused headers are in grader/allowlist/headers.txt and the lab's lab.toml)",
+                               shown.string(), headers.front().header),
+                   log);
+  }
+  const CommandOutput nm = execute("nm -P " + quote(object.string()));
+  if (nm.status != 0) throw std::runtime_error(fmt::format("nm could not read {}: {}", object.string(), nm.output));
+  const ObjectSymbols symbols = parse_nm(nm.output);
+  auto allowlist = SymbolAllowlist::load(lists / (backend + ".txt"));
+  allowlist.add(manifest.allow);
+  if (const auto refused = refused_references(symbols, allowlist); !refused.empty()) {
+    std::vector<std::string> readable;
+    for (const auto& name : refused) readable.push_back(demangle(name));
+    return refusal(fmt::format("{} refers to {}, which a lab file may not use: lab code launches kernels on the "
+                               "device buffers it is given, copies nothing to the host and touches no files, "
+                               "processes, clocks or network (the allowed calls are listed in grader/allowlist/{}.txt)",
+                               shown.string(), fmt::join(readable, ", "), backend),
+                   fmt::format("symbols of {} outside the allowlist: {}", shown.filename().string(), fmt::join(refused, " ")));
+  }
+  const CommandOutput disassembly = execute("objdump -d --no-show-raw-insn " + quote(object.string()));
+  if (disassembly.status != 0)
+    throw std::runtime_error(fmt::format("objdump could not read {}: {}", object.string(), disassembly.output));
+  if (const auto calls = system_call_instructions(disassembly.output); !calls.empty())
+    return refusal(fmt::format("{} contains the instruction '{}' in its host code, which only inline assembly puts "
+                               "there: host code may not contain inline assembly",
+                               shown.string(), calls.front()),
+                   fmt::format("{}: {}", shown.filename().string(), fmt::join(calls, "; ")));
+  std::vector<std::string> functions;
+  for (const auto& t : manifest.tasks) functions.push_back(t.function);
+  for (auto& s : contract_symbols(symbols, functions)) exports.push_back(std::move(s));
+  return std::nullopt;
+}
+
+std::optional<BuildResult> link_failure(const CommandOutput& c, std::string message, const std::string& strip) {
+  if (c.status == 0) return std::nullopt;
+  BuildResult r;
+  r.message = std::move(message);
+  r.log = trim_compiler_output(c.output, strip) + link_hint(c.output);
+  return r;
+}
+
+// Links the student's objects into a shared library that exports only the contract functions
+// (everything else local, so no student definition can replace one of the harness, the C++ runtime
+// or the device runtime) and resolves nothing but the device runtime and the C/C++ libraries
+// (-z defs: a reference to the harness does not link); then the runner, from the harness and it.
+std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
+                                       const std::vector<fs::path>& objects, const std::vector<std::string>& exports,
+                                       const fs::path& work_dir, const CommandRunner& execute) {
+  const auto& cfg = toolchain.config;
+  const auto& backend_cfg = cfg["backends"][backend];
+  const std::string strip = toolchain.repo.string() + "/";
+  const fs::path toolchain_file = toolchain.build_dir / "toolchain.json";
+  const fs::path script = work_dir / "student.map", library = fs::absolute(work_dir / "libstudent.so");
+  write_text_atomically(version_script(exports), script);
+  std::string command = fmt::format("{} -shared -o {} -Wl,--version-script={} -Wl,-z,defs", cfg["cxx"].get<std::string>(),
+                                    quote(library.string()), quote(script.string()));
+  std::vector<fs::path> inputs{toolchain_file, script};
+  for (const auto& o : objects) {
+    command += " " + quote(o.string());
+    inputs.push_back(o);
+  }
+  // Guards check the arguments of calls the allowlist lets through (a copy's direction, a buffer's
+  // flags), unless the lab allows the call outright (hello copies to and from the host).
+  if (backend_cfg.contains("guards"))
+    for (const auto& [symbol, archive] : backend_cfg["guards"].items()) {
+      if (std::find(manifest.allow.begin(), manifest.allow.end(), symbol) != manifest.allow.end()) continue;
+      command += " -Wl,--wrap=" + symbol + " " + quote(archive.get<std::string>());
+      inputs.emplace_back(archive.get<std::string>());
+    }
+  command += join_quoted(backend_cfg["student_link"]);
+  if (!up_to_date(library, inputs, command)) {
+    fs::remove(library);
+    if (auto failed = link_failure(execute(command), fmt::format("the {} files of {} do not link on their own: they may "
+                                                                 "use only the device runtime and the C/C++ libraries",
+                                                                 backend, manifest.id),
+                                   strip))
+      return failed;
+    write_stamp(library, command);
+  }
+
+  const fs::path runner = work_dir / "runner";
+  command = cfg["cxx"].get<std::string>() + " -o " + quote(runner.string()) + " -Wl,--start-group";
+  inputs = {toolchain_file, library};
+  for (const auto& lib : cfg["labs"][manifest.name + "/" + backend]) {
+    command += " " + quote(lib.get<std::string>());
+    inputs.emplace_back(lib.get<std::string>());
+  }
+  // The library by its absolute path (no soname): no search path can put another in its place.
+  command += " -Wl,--end-group " + quote(library.string()) + join_quoted(backend_cfg["link"]);
+  if (!up_to_date(runner, inputs, command)) {
+    fs::remove(runner);
+    if (auto failed = link_failure(execute(command), fmt::format("the {} files of {} do not link with the harness", backend, manifest.id),
+                                   strip))
+      return failed;
+    write_stamp(runner, command);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
                       const fs::path& student_dir, const fs::path& work_dir, const CommandRunner& run) {
@@ -299,8 +424,7 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
     result.message = fmt::format("lab {} has no {} version", manifest.id, backend);
     return result;
   }
-  const std::string lab_key = manifest.name + "/" + backend;
-  if (!cfg["labs"].contains(lab_key)) {
+  if (!cfg["labs"].contains(manifest.name + "/" + backend)) {
     result.message = fmt::format("the harness has no driver for {} ({}): rebuild it after adding the lab", manifest.id, backend);
     return result;
   }
@@ -313,31 +437,9 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
                                  missing.size() > 1 ? "s" : "", fmt::join(missing, ", "));
     return result;
   }
-
-  // Three kinds of refusal, each with file:line: the lab's forbidden libraries, the host calls no lab
-  // may make, and includes that reach for files outside the lab.
-  for (const auto& f : files->second) {
-    const std::string text = read_text(student_dir / f), where = (student_dir / f).string();
-    struct Scan {
-      std::vector<ForbiddenUse> uses;
-      std::string why;
-    };
-    const Scan scans[] = {
-        {find_forbidden(text, manifest.forbidden), "which this lab forbids: the point is to write the kernels yourself"},
-        {find_forbidden(text, host_calls_forbidden_everywhere(), true),
-         "which no lab may call: lab code computes on the device and touches no files, processes, threads or network"},
-        {find_escaping_includes(text), "include only the lab's headers and the harness's (gpulab/...) by name"}};
-    for (const auto& scan : scans) {
-      if (scan.uses.empty()) continue;
-      result.rejected = true;
-      result.message = fmt::format("{}:{} uses {}, {}", where, scan.uses.front().line, scan.uses.front().what, scan.why);
-      for (const auto& u : scan.uses) result.log += fmt::format("{}:{}: forbidden: {}\n", where, u.line, u.what);
-      return result;
-    }
-  }
+  if (auto refused = scan_sources(manifest, files->second, student_dir)) return *refused;
 
   fs::create_directories(work_dir);
-  const auto& backend_cfg = cfg["backends"][backend];
   const std::string strip = toolchain.repo.string() + "/";
   const fs::path toolchain_file = toolchain.build_dir / "toolchain.json";
   std::vector<fs::path> harness_headers;
@@ -345,6 +447,7 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
     if (h.is_regular_file()) harness_headers.push_back(h.path());
 
   std::vector<fs::path> objects;
+  std::vector<std::string> exports;
   for (const auto& f : files->second) {
     const fs::path source = fs::absolute(student_dir / f);
     std::string compiler;
@@ -355,12 +458,14 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
     else
       continue;  // kernels (.cl) are built by the runner at run time
     const fs::path object = work_dir / (source.filename().string() + ".o");
-    const std::string command = fmt::format("{}{} -c {} -o {}", compiler, join_quoted(backend_cfg["include"]),
-                                            quote(source.string()), quote(object.string()));
+    const fs::path depfile = work_dir / (source.filename().string() + ".d");
+    // -MD: the headers the compiler actually included, as a by-product of the one compilation.
+    const std::string command = fmt::format("{}{} -MD -MF {} -c {} -o {}", compiler, join_quoted(cfg["backends"][backend]["include"]),
+                                            quote(depfile.string()), quote(source.string()), quote(object.string()));
     std::vector<fs::path> inputs = harness_headers;
     inputs.push_back(source);
     inputs.push_back(toolchain_file);
-    if (!up_to_date(object, inputs, command)) {
+    if (!up_to_date(object, inputs, command) || !fs::exists(depfile)) {
       fs::remove(object);
       const CommandOutput c = execute(command);
       if (c.status != 0) {
@@ -370,45 +475,13 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
       }
       write_stamp(object, command);
     }
-    // The compiled code's own calls: a name assembled by a macro or a template is a call all the same.
-    const CommandOutput symbols = execute("nm -u -C " + quote(object.string()));
-    if (symbols.status == 0)
-      if (const auto calls = forbidden_symbols(symbols.output); !calls.empty()) {
-        result.rejected = true;
-        result.message = fmt::format("{} calls {} (found in its compiled code), which no lab may call: lab code "
-                                     "computes on the device and touches no files, processes, threads or network",
-                                     (student_dir / f).string(), fmt::join(calls, ", "));
-        result.log = fmt::format("undefined symbols of {}: {}", object.filename().string(), fmt::join(calls, ", "));
-        return result;
-      }
+    if (auto refused = check_compiled(toolchain, manifest, backend, student_dir / f, object, depfile, execute, exports))
+      return *refused;
     objects.push_back(object);
   }
-
-  const fs::path runner = work_dir / "runner";
-  std::string command = cfg["cxx"].get<std::string>() + " -o " + quote(runner.string());
-  std::vector<fs::path> inputs{toolchain_file};
-  for (const auto& o : objects) {
-    command += " " + quote(o.string());
-    inputs.push_back(o);
-  }
-  command += " -Wl,--start-group";
-  for (const auto& lib : cfg["labs"][lab_key]) {
-    command += " " + quote(lib.get<std::string>());
-    inputs.emplace_back(lib.get<std::string>());
-  }
-  command += " -Wl,--end-group" + join_quoted(backend_cfg["link"]);
-  if (!up_to_date(runner, inputs, command)) {
-    fs::remove(runner);
-    const CommandOutput c = execute(command);
-    if (c.status != 0) {
-      result.message = fmt::format("the {} files of {} do not link with the harness", backend, manifest.id);
-      result.log = trim_compiler_output(c.output, strip) + link_hint(c.output);
-      return result;
-    }
-    write_stamp(runner, command);
-  }
+  if (auto failed = link_runner(toolchain, manifest, backend, objects, exports, work_dir, execute)) return *failed;
   result.ok = true;
-  result.runner = runner;
+  result.runner = work_dir / "runner";
   return result;
 }
 

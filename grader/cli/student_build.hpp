@@ -25,7 +25,7 @@ struct Toolchain {
 
 struct BuildResult {
   bool ok = false;
-  bool rejected = false;         // a forbidden API, not a compiler error
+  bool rejected = false;         // refused by a scan or the allowlist, not a compiler error
   std::filesystem::path runner;  // the executable, when ok
   std::string message;           // one line: what failed
   std::string log;               // the compiler's output, trimmed to the errors
@@ -56,10 +56,9 @@ std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::v
                                          bool whole_words = false);
 
 // What no lab file may call, whatever the lab: files, processes, threads, the network, dynamic loading.
+// A first, friendlier net with line numbers; the compiled objects are then held to the allowlist
+// (allowlist.hpp, grader/allowlist/), which refuses everything it does not name.
 const std::vector<std::string>& host_calls_forbidden_everywhere();
-// The forbidden calls among the undefined symbols that `nm -u -C` lists for a compiled object: what a
-// text scan misses when a macro assembles a name (fo##rk) still shows here.
-std::vector<std::string> forbidden_symbols(const std::string& nm_output);
 
 // `#include` lines that reach outside the lab's own folder and the harness (absolute paths, "..").
 std::vector<ForbiddenUse> find_escaping_includes(const std::string& source);

@@ -83,6 +83,10 @@ struct Manifest {
   std::string title;
   std::map<std::string, std::vector<std::string>> files;  // backend -> student files
   std::vector<std::string> forbidden;  // what student files must not mention (case-insensitive), e.g. "cublas"
+  // Symbols this lab's compiled files may reference beyond grader/allowlist/<backend>.txt (hello copies
+  // to and from the host: "cudaMemcpy"), and headers they may not include beyond grader/allowlist/headers.txt.
+  std::vector<std::string> allow;
+  std::vector<std::string> forbidden_headers;
   double timeout_s = 60;  // seconds without progress before a run is declared hung
   int warmup = 3;
   int repeats = 15;
