@@ -514,6 +514,11 @@ std::string grader_version(const Toolchain& tc, const std::vector<Manifest>& lab
   h.update(GPULAB_VERSION);
   h.update_file(fs::canonical("/proc/self/exe"));
   h.update_file(tc.build_dir / "toolchain.json");
+  // What student code may use: a changed list regrades everyone.
+  std::vector<fs::path> lists;
+  for (const auto& e : fs::directory_iterator(tc.repo / "grader" / "allowlist")) lists.push_back(e.path());
+  std::sort(lists.begin(), lists.end());
+  for (const auto& list : lists) h.update_file(list);
   for (const auto& m : labs) {
     h.update_file(m.path);
     const std::string key = m.name + "/" + backend;
