@@ -46,7 +46,8 @@ FAIL_EDGE = "#b4581a"
 STATUS_WORDS = {"passed": "passed", "wrong_result": "wrong result", "too_slow": "too slow",
                 "not_implemented": "not implemented", "compile_error": "compile error", "kernel_fault": "kernel fault",
                 "timeout": "timed out", "crashed": "crashed", "error": "error", "not_run": "not run",
-                "rejected": "rejected", "missing": "no result"}
+                "rejected": "rejected", "buffer_violation": "buffer violation",
+                "impossible_speed": "impossible speed", "missing": "no result"}
 # The metric names of common/src/metrics.cpp; a fraction prints as a percentage, a speedup with ×.
 METRIC_WORDS = {"copy_fraction": "fraction of the device's copy bandwidth",
                 "library_fraction": "fraction of the vendor library", "peak_fraction": "fraction of the FP32 peak",
