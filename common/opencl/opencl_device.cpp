@@ -133,6 +133,17 @@ std::vector<Found> enumerate() {
   return out;
 }
 
+// Fills `bytes` at `offset` with `byte`, in pattern units as wide as offset and size allow: PoCL
+// copies the pattern one unit at a time, so a 1-byte pattern is many times slower than 128 bytes.
+void fill_bytes(cl_command_queue queue, cl_mem memory, std::uint8_t byte, std::size_t offset, std::size_t bytes,
+                const char* what) {
+  std::size_t unit = 128;
+  while (unit > 1 && (offset % unit != 0 || bytes % unit != 0)) unit /= 2;
+  std::uint8_t pattern[128];
+  std::fill(std::begin(pattern), std::end(pattern), byte);
+  check(clEnqueueFillBuffer(queue, memory, pattern, unit, offset, bytes, 0, nullptr, nullptr), what);
+}
+
 // Device memory. A guarded buffer is a parent buffer with kGuardBytes (rounded up to the device's
 // base-address alignment, which clCreateSubBuffer requires of the origin) on each side, and student
 // code gets the sub-buffer between the guards: both guards are real, as on CUDA.
@@ -162,8 +173,7 @@ class ClBuffer final : public Buffer {
   }
   void fill(std::uint8_t byte) override {
     if (size_ == 0) return;
-    check(clEnqueueFillBuffer(queue_, parent_.get(), &byte, 1, guard_, size_, 0, nullptr, nullptr),
-          "filling an output buffer with the poison pattern");
+    fill_bytes(queue_, parent_.get(), byte, guard_, size_, "filling an output buffer with the poison pattern");
     check_finish(clFinish(queue_), "waiting for the poison fill");
   }
   bool guarded() const override { return guard_ > 0; }
@@ -179,11 +189,8 @@ class ClBuffer final : public Buffer {
   }
   void reset_guards() override {
     if (!guard_) return;
-    const cl_uchar byte = kGuardByte;
-    check(clEnqueueFillBuffer(queue_, parent_.get(), &byte, 1, 0, guard_, 0, nullptr, nullptr),
-          "filling the guard zone before a buffer");
-    check(clEnqueueFillBuffer(queue_, parent_.get(), &byte, 1, guard_ + size_, guard_, 0, nullptr, nullptr),
-          "filling the guard zone after a buffer");
+    fill_bytes(queue_, parent_.get(), kGuardByte, 0, guard_, "filling the guard zone before a buffer");
+    fill_bytes(queue_, parent_.get(), kGuardByte, guard_ + size_, guard_, "filling the guard zone after a buffer");
     check_finish(clFinish(queue_), "waiting for the guard fill");
   }
   // What kernels get: the region between the guards.
@@ -236,8 +243,8 @@ class ClDevice final : public Device, public OpenCLLab {
   void flush_caches() override {
     if (!flush_) {
       const auto cache = device_value<cl_ulong>(id_, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
-      flush_ = std::make_unique<ClBuffer>(context_.get(), queue_.get(),
-                                          std::max<std::size_t>(2 * static_cast<std::size_t>(cache), 8u << 20));
+      const std::size_t bytes = std::max<std::size_t>(2 * static_cast<std::size_t>(cache), 8u << 20);
+      flush_ = std::make_unique<ClBuffer>(context_.get(), queue_.get(), (bytes + 127) / 128 * 128);
     }
     flush_->fill(++flush_value_);  // a different value each time: no line stays valid as already written
   }
