@@ -551,9 +551,13 @@ def issues(batch: Batch, student: Student) -> str:
             items.append(f"<li>{esc(lab)}: {esc(short(record['error']))}</li>")
         for t in record["tasks"]:
             status = text(t.get("status"))
-            if status and status != "passed" and not t.get("bonus"):
+            # A finding (a timed launch faster than the device, a buffer violation) is flagged even
+            # on a bonus task: it says the code tried to game the grader.
+            finding = text(t.get("finding"))
+            if (status and status != "passed" and not t.get("bonus")) or finding:
                 message = short(t.get("message"), 100)
-                items.append(f"<li>{esc(lab)} · {esc(t['task'])}: {esc(STATUS_WORDS.get(status, status))}"
+                flag = "⚑ flagged for review: " if finding else ""
+                items.append(f"<li>{flag}{esc(lab)} · {esc(t['task'])}: {esc(STATUS_WORDS.get(status, status))}"
                              + (f' <span class="note">— {esc(message)}</span>' if message else "") + "</li>")
     shown = items[:6]
     if len(items) > 6:
