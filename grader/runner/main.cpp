@@ -52,6 +52,34 @@ void record_timing(TaskResult& r, const CaseResult& cr, const Calibration& calib
   r.borderline = cr.borderline;
 }
 
+// The status of a task whose cases all ran: a finding, wrong cases, or the threshold decides it.
+void decide_status(TaskResult& r, const Calibration& calibration) {
+  if (!r.finding.empty()) {
+    // A finding is a result of its own: scores zero, and the gradebook flags it for the instructor.
+    r.status = r.finding == "faster_than_device" ? Status::impossible_speed : Status::buffer_violation;
+  } else if (r.cases_passed < r.cases_total) {
+    r.status = Status::wrong_result;
+    std::vector<std::string> failed;
+    for (const auto& c : r.cases)
+      if (!c.passed) failed.push_back(c.hidden ? c.name + " (hidden case)" : c.name);
+    r.details += fmt::format("\nwrong in {} of {} cases: {}", failed.size(), r.cases_total, fmt::join(failed, ", "));
+  } else if (r.threshold && !r.ratio) {
+    r.status = Status::error;
+    r.message = fmt::format("the threshold needs the '{}' calibration and a timing case for this device class, "
+                            "and this run has no such measurement (fix the manifest)", r.metric);
+  } else if (r.threshold && *r.ratio < *r.threshold) {
+    const Metric& m = *find_metric(r.metric);
+    r.status = Status::too_slow;
+    r.message = fmt::format("correct, but reached {}; the threshold is {}{}", describe_ratio(m, *r.ratio, calibration),
+                            format_ratio(m, *r.threshold),
+                            r.borderline ? " (borderline: measured again, interleaved with the calibration, and still "
+                                           "below; a loaded machine can cause this, so run it again to be sure)"
+                                         : "");
+  } else {
+    r.status = Status::passed;
+  }
+}
+
 // Runs one task's cases; returns false if the device was lost and the process must end.
 bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progress& progress,
               const Calibration& calibration) {
@@ -128,29 +156,8 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
 
   if (stop) {
     r.status = *stop;
-  } else if (!r.finding.empty()) {
-    // A finding is a result of its own: scores zero, and the gradebook flags it for the instructor.
-    r.status = r.finding == "faster_than_device" ? Status::impossible_speed : Status::buffer_violation;
-  } else if (r.cases_passed < r.cases_total) {
-    r.status = Status::wrong_result;
-    std::vector<std::string> failed;
-    for (const auto& c : r.cases)
-      if (!c.passed) failed.push_back(c.hidden ? c.name + " (hidden case)" : c.name);
-    r.details += fmt::format("\nwrong in {} of {} cases: {}", failed.size(), r.cases_total, fmt::join(failed, ", "));
-  } else if (r.threshold && !r.ratio) {
-    r.status = Status::error;
-    r.message = fmt::format("the threshold needs the '{}' calibration and a timing case for this device class, "
-                            "and this run has no such measurement (fix the manifest)", r.metric);
-  } else if (r.threshold && *r.ratio < *r.threshold) {
-    const Metric& m = *find_metric(r.metric);
-    r.status = Status::too_slow;
-    r.message = fmt::format("correct, but reached {}; the threshold is {}{}", describe_ratio(m, *r.ratio, calibration),
-                            format_ratio(m, *r.threshold),
-                            r.borderline ? " (borderline: measured again, interleaved with the calibration, and still "
-                                           "below; a loaded machine can cause this, so run it again to be sure)"
-                                         : "");
   } else {
-    r.status = Status::passed;
+    decide_status(r, calibration);
   }
   if (r.status == Status::passed) r.points = task.points;
   progress.emit({{"event", "task_end"}, {"result", r}});
