@@ -2,7 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -20,6 +23,7 @@
 
 #include "files.hpp"
 #include "gpulab/device.hpp"
+#include "machine_lock.hpp"
 #include "gpulab/random.hpp"
 #include "supervisor.hpp"
 
@@ -34,9 +38,13 @@ using nlohmann::json;
 
 namespace {
 
-// Job slots run as users 62000, 62001, ... when the grader is root: uids without an account,
-// so a submission can write nowhere but its scratch folder and its processes are its own.
-constexpr unsigned kFirstSlotUser = 62000;
+// One grading job: its index among the batch's jobs (which GPU it uses) and, when the grader is root,
+// the sandbox user it holds machine-wide (machine_lock.hpp): a uid without an account, so a submission
+// can write nowhere but its scratch folder and its processes are its own.
+struct Slot {
+  int index = 0;
+  std::optional<unsigned> user;
+};
 
 std::string now_utc() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
@@ -144,7 +152,7 @@ struct Batch {
   std::vector<fs::path> hidden;       // what a submission must not see
   json calibration;                   // reference ratios on this machine, when known
   std::vector<std::string> gpus;      // CUDA_VISIBLE_DEVICES value per GPU
-  std::vector<std::unique_ptr<std::mutex>> gpu_locks;  // one timing run per GPU at a time
+  std::vector<std::string> gpu_lock_names;  // machine-wide: one run per GPU at a time
   int cpu_threads_per_job = 1;
   std::mutex print_lock;
 };
@@ -161,14 +169,14 @@ std::string selection_key(const Batch& b) {
                      i.network_off ? "no-network" : "");
 }
 
-SandboxSpec sandbox_for(const Batch& b, const fs::path& box, int slot) {
+SandboxSpec sandbox_for(const Batch& b, const fs::path& box, const Slot& slot) {
   SandboxSpec spec;
   spec.isolation = &b.isolation;
   spec.scratch = box;
   spec.needed = b.needed;
   spec.hidden = b.hidden;
-  if (b.isolation.own_user) spec.user = kFirstSlotUser + static_cast<unsigned>(slot);
-  if (!b.gpus.empty()) spec.env["CUDA_VISIBLE_DEVICES"] = b.gpus[static_cast<std::size_t>(slot) % b.gpus.size()];
+  spec.user = slot.user;
+  if (!b.gpus.empty()) spec.env["CUDA_VISIBLE_DEVICES"] = b.gpus[static_cast<std::size_t>(slot.index) % b.gpus.size()];
   // PoCL's CPU device: the cores are shared among the jobs.
   spec.env["POCL_CPU_MAX_CU_NUM"] = std::to_string(b.cpu_threads_per_job);
   spec.env["POCL_MAX_PTHREAD_COUNT"] = std::to_string(b.cpu_threads_per_job);
@@ -196,6 +204,15 @@ json lab_json(const Batch& b, const LabRun& lab) {
   return l;
 }
 
+// The points a submission can reach without bonus tasks, over the labs this batch grades.
+double max_score_of(const Batch& b) {
+  double max_score = 0;
+  for (const auto& m : b.labs)
+    for (const auto& t : m.tasks)
+      if (!t.bonus && m.files.count(b.backend)) max_score += t.points;
+  return max_score;
+}
+
 struct StudentJob {
   fs::path entry;
   std::string name;
@@ -203,7 +220,119 @@ struct StudentJob {
 
 enum class Outcome { graded, skipped, refused };
 
-Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
+// The grader's own failure, not the student's: a killed compiler, a sandbox that would not start, a
+// device that would not open. The lab is tried again; if it persists, the student is "not graded".
+class GraderFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Why a compile ended by the grader's fault rather than the student's, or "": the sandbox could not
+// start it, it could not be executed, something outside the grader killed it, or it failed without a
+// word (a compiler rejecting code always says why). Limits the grader enforces are the student's.
+std::string compile_failure_of_grader(const ChildExit& e, const std::string& output) {
+  if (!e.killed_for.empty()) return {};
+  if (e.signal == SIGKILL || e.signal == SIGTERM || e.signal == SIGHUP || e.signal == SIGINT)
+    return fmt::format("the compiler was killed by signal {} from outside the grader", e.signal);
+  if (WIFEXITED(e.status) && WEXITSTATUS(e.status) == 126)
+    return fmt::format("the sandbox could not start the compiler: {}", output.substr(0, 300));
+  if (WIFEXITED(e.status) && WEXITSTATUS(e.status) == 127) return "the compiler could not be executed";
+  if (!e.exited_ok() && output.find_first_not_of(" \t\r\n") == std::string::npos)
+    return fmt::format("the compiler failed (exit status {}) without printing any diagnostic",
+                       WIFEXITED(e.status) ? WEXITSTATUS(e.status) : -1);
+  return {};
+}
+
+// Where one student's labs are built and run.
+struct LabPlace {
+  fs::path scratch, box, logs;
+  SandboxSpec sandbox;  // the student's sandbox, without the lab's own folders
+};
+
+// Builds and runs one lab of one student. Throws GraderFailure when the grader, not the submission,
+// failed; LabRun::grader_failure says the same of the run.
+LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPlace& place, const Slot& slot,
+                 std::uint64_t seed) {
+  const auto tasks = select_tasks(m, {});
+  const fs::path lab_dir = place.scratch / "labs" / m.id, build_dir = place.scratch / "build" / m.id;
+  LabRun lab;
+  lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = b.backend;
+  if (!files.complete()) {
+    lab.tasks = all_tasks_failed(m, tasks, Status::compile_error, fmt::format("{}", fmt::join(files.missing, "; ")), "");
+    return lab;
+  }
+  const CommandRunner compile = [&](const std::string& command) {
+    SandboxSpec spec = place.sandbox;
+    spec.visible = {lab_dir};
+    spec.writable = {build_dir};
+    const fs::path log = place.logs / "compile.log";
+    fs::remove(log);
+    const ChildExit e = run_isolated({"/bin/sh", "-c", command}, log, b.compile_limits, spec);
+    CommandOutput c;
+    c.output = read_text(log);
+    if (const std::string why = compile_failure_of_grader(e, c.output); !why.empty()) throw GraderFailure(why);
+    c.status = e.exited_ok() ? 0 : 1;
+    if (e.killed_for == "timeout")
+      c.output += fmt::format("\nerror: the compiler was stopped after {:.0f} s (the compile time limit)", b.compile_limits.wall_s);
+    else if (e.killed_for == "memory")
+      c.output += fmt::format("\nerror: the compiler was stopped: it used more than {:.1f} GiB of memory",
+                              b.compile_limits.memory_bytes / double(1ull << 30));
+    return c;
+  };
+  fs::remove_all(build_dir);  // always built afresh: nothing from an earlier run is trusted
+  fs::create_directories(build_dir);
+  if (slot.user) give_to_user(build_dir, *slot.user);
+  const BuildResult build = build_lab(b.tc, m, b.backend, lab_dir, build_dir, compile);
+  if (slot.user) give_to_user(build_dir, 0);  // the runner cannot be replaced by the code it runs
+  if (!build.ok) {
+    lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error, build.message, build.log);
+    return lab;
+  }
+  RunRequest req;
+  req.runner = build.runner;
+  req.manifest = &m;
+  req.student_dir = lab_dir;
+  req.backend = b.backend;
+  req.device = b.o.device;
+  req.seed = seed;
+  req.tasks = tasks;
+  if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
+  req.work_dir = place.scratch / "run" / m.id;  // pictures are not kept: no --pictures
+  req.hidden_cases = true;
+  req.limits = b.run_limits;
+  req.sandbox = place.sandbox;
+  req.sandbox.visible = {lab_dir, build_dir};
+  // Timings are only fair when one run at a time uses a GPU: this lock is machine-wide, so other
+  // batches and students' `make check` wait too.
+  std::optional<MachineLock> gpu;
+  if (!b.gpu_lock_names.empty()) gpu = MachineLock::take(b.gpu_lock_names[slot.index % b.gpu_lock_names.size()]);
+  return supervise(req);
+}
+
+// A lab, tried up to three times while the grader itself fails; then GraderFailure.
+LabRun grade_lab_with_retries(Batch& b, const Manifest& m, const LabFiles& files, const LabPlace& place,
+                              const Slot& slot, std::uint64_t seed) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    std::string failure;
+    try {
+      LabRun lab = grade_lab(b, m, files, place, slot, seed);
+      if (lab.grader_failure.empty()) return lab;
+      failure = lab.grader_failure;
+    } catch (const GraderFailure& e) {
+      failure = e.what();
+    }
+    if (attempt == kAttempts)
+      throw GraderFailure(fmt::format("{}: {} (tried {} times)", m.id, failure, kAttempts));
+    {
+      std::lock_guard lock(b.print_lock);
+      fmt::print(stderr, "  {}: the grader failed ({}); trying again\n", m.id, failure);
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(attempt));
+  }
+}
+
+Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
   const auto started = std::chrono::steady_clock::now();
   const fs::path student_out = b.out / "students" / job.name;
   const fs::path scratch = b.out / ".scratch" / job.name;
@@ -221,10 +350,7 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
               {"labs", json::array()},
               {"score", 0.0},
               {"max_score", 0.0}};
-  double max_score = 0;
-  for (const auto& m : b.labs)
-    for (const auto& t : m.tasks)
-      if (!t.bonus && m.files.count(b.backend)) max_score += t.points;
+  const double max_score = max_score_of(b);
   result["max_score"] = max_score;
   const std::uint64_t seed = b.o.seed ? *b.o.seed : fresh_seed();
   result["seed"] = seed;
@@ -295,69 +421,12 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
     // The scratch folder belongs to the grader; the submission's code may write only in box/ (its
     // home) and, while it compiles, in its build folder. Logs, progress and output files live in
     // folders it cannot write, so it cannot swap them for links or plant a runner.
-    const fs::path box = scratch / "box", logs = scratch / "logs";
-    fs::create_directories(box);
-    fs::create_directories(logs);
-    const SandboxSpec base = sandbox_for(b, box, slot);
-    fs::path build_dir, lab_dir;
-    const CommandRunner compile = [&](const std::string& command) {
-      SandboxSpec spec = base;
-      spec.visible = {lab_dir};
-      spec.writable = {build_dir};
-      const fs::path log = logs / "compile.log";
-      fs::remove(log);
-      const ChildExit e = run_isolated({"/bin/sh", "-c", command}, log, b.compile_limits, spec);
-      CommandOutput c;
-      c.output = read_text(log);
-      c.status = e.exited_ok() ? 0 : 1;
-      if (e.killed_for == "timeout")
-        c.output += fmt::format("\nerror: the compiler was stopped after {:.0f} s (the compile time limit)", b.compile_limits.wall_s);
-      else if (e.killed_for == "memory")
-        c.output += fmt::format("\nerror: the compiler was stopped: it used more than {:.1f} GiB of memory",
-                                b.compile_limits.memory_bytes / double(1ull << 30));
-      return c;
-    };
+    const LabPlace place{scratch, scratch / "box", scratch / "logs", sandbox_for(b, scratch / "box", slot)};
+    fs::create_directories(place.box);
+    fs::create_directories(place.logs);
     for (const auto& m : b.labs) {
       if (!m.files.count(b.backend)) continue;
-      const auto tasks = select_tasks(m, {});
-      lab_dir = scratch / "labs" / m.id;
-      build_dir = scratch / "build" / m.id;
-      LabRun lab;
-      const LabFiles& t = taken[m.id];
-      if (!t.complete()) {
-        lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = b.backend;
-        lab.tasks = all_tasks_failed(m, tasks, Status::compile_error, fmt::format("{}", fmt::join(t.missing, "; ")), "");
-      } else {
-        fs::remove_all(build_dir);  // always built afresh: nothing from an earlier run is trusted
-        fs::create_directories(build_dir);
-        if (base.user) give_to_user(build_dir, *base.user);
-        const BuildResult build = build_lab(b.tc, m, b.backend, lab_dir, build_dir, compile);
-        if (base.user) give_to_user(build_dir, 0);  // the runner cannot be replaced by the code it runs
-        if (!build.ok) {
-          lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = b.backend;
-          lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error,
-                                       build.message, build.log);
-        } else {
-          RunRequest req;
-          req.runner = build.runner;
-          req.manifest = &m;
-          req.student_dir = lab_dir;
-          req.backend = b.backend;
-          req.device = b.o.device;
-          req.seed = seed;
-          req.tasks = tasks;
-          if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
-          req.work_dir = scratch / "run" / m.id;  // pictures are not kept: no --pictures
-          req.hidden_cases = true;
-          req.limits = b.run_limits;
-          req.sandbox = base;
-          req.sandbox.visible = {lab_dir, build_dir};
-          // Timings are only fair when one submission at a time runs on a GPU.
-          std::unique_lock<std::mutex> gpu;
-          if (!b.gpu_locks.empty()) gpu = std::unique_lock(*b.gpu_locks[static_cast<std::size_t>(slot) % b.gpu_locks.size()]);
-          lab = supervise(req);
-        }
-      }
+      LabRun lab = grade_lab_with_retries(b, m, taken[m.id], place, slot, seed);
       // Paths in messages: the scratch folder means nothing to a student.
       const std::string scratch_prefix = scratch.string() + "/";
       for (auto& task : lab.tasks) {
@@ -392,6 +461,17 @@ Outcome grade_student(Batch& b, const StudentJob& job, int slot) {
     std::fflush(stdout);
   }
   return refused ? Outcome::refused : Outcome::graded;
+}
+
+// Grades one student as job `index` of the batch, as a sandbox user held machine-wide for the time.
+Outcome grade_in_slot(Batch& b, const StudentJob& job, int index) {
+  Slot slot{index, std::nullopt};
+  std::optional<UserLease> lease;
+  if (b.isolation.own_user) {
+    lease = lease_sandbox_user();
+    slot.user = lease->uid;
+  }
+  return grade_student(b, job, slot);
 }
 
 // Holds OUT/.lock for the batch: two batches writing one OUT would overwrite each other.
@@ -519,9 +599,16 @@ std::string gradebook_csv(const std::vector<json>& results, const std::vector<Ma
     for (const auto& t : m.tasks) columns.emplace_back(m.id, t.name);
   std::string csv = "student,submission";
   for (const auto& [lab, task] : columns) csv += "," + csv_cell(lab + "/" + task);
-  csv += ",score,max_score,error\n";
+  csv += ",score,max_score,status,error\n";
   for (const auto& r : results) {
     csv += csv_cell(r.value("student", "")) + "," + csv_cell(r.value("submission", ""));
+    if (r.value("grader_error", false)) {
+      // Not the student's zero: no points at all until a later run grades them.
+      csv += std::string(columns.size(), ',') + ",," + points_text(r.value("max_score", 0.0)) + ",not graded," +
+             csv_cell(r.value("error", "")) + "\n";
+      continue;
+    }
+    const std::string status = r.value("error", "").empty() ? "graded" : "refused";
     for (const auto& [lab, task] : columns) {
       double points = 0;
       for (const auto& l : r.value("labs", json::array()))
@@ -531,7 +618,8 @@ std::string gradebook_csv(const std::vector<json>& results, const std::vector<Ma
       csv += "," + points_text(points);
     }
     std::string error = r.value("error", "");
-    csv += "," + points_text(r.value("score", 0.0)) + "," + points_text(r.value("max_score", 0.0)) + "," + csv_cell(error) + "\n";
+    csv += "," + points_text(r.value("score", 0.0)) + "," + points_text(r.value("max_score", 0.0)) + "," + status + "," +
+           csv_cell(error) + "\n";
   }
   return csv;
 }
@@ -584,9 +672,10 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
       for (std::string id; std::getline(s, id, ',');) ids.push_back(id);
     }
     for (std::size_t i = 0; i < gpus.size(); ++i) b.gpus.push_back(i < ids.size() ? ids[i] : std::to_string(i));
-    for (std::size_t i = 0; i < std::max<std::size_t>(1, b.gpus.size()); ++i) b.gpu_locks.push_back(std::make_unique<std::mutex>());
+    for (const auto& id : b.gpus) b.gpu_lock_names.push_back(gpu_lock_name("cuda", id));
+    if (b.gpus.empty()) b.gpu_lock_names.push_back(gpu_lock_name(device));
   } else if (device.device_class == DeviceClass::gpu) {
-    b.gpu_locks.push_back(std::make_unique<std::mutex>());
+    b.gpu_lock_names.push_back(gpu_lock_name(device));
   }
   if (fs::exists(b.out / "calibration.json") && !o.calibrate) {
     b.calibration = json::parse(read_text(b.out / "calibration.json"), nullptr, false);
@@ -610,7 +699,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
     Batch& ref = b;
     StudentJob job{tc.repo / "solutions", "_reference-solution"};
     fs::remove(b.out / "students" / job.name / "result.json");
-    grade_student(ref, job, 0);
+    grade_in_slot(ref, job, 0);
     const json r = json::parse(read_text(b.out / "students" / job.name / "result.json"));
     json cal{{"grader_version", b.version}, {"measured_at", now_utc()}, {"labs", json::object()}};
     for (const auto& l : r["labs"]) {
@@ -635,7 +724,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
     for (std::size_t i; (i = next++) < jobs.size();) {
       Outcome outcome;
       try {
-        outcome = grade_student(b, jobs[i], slot);
+        outcome = grade_in_slot(b, jobs[i], slot);
       } catch (const std::exception& e) {
         // The grader's own failure for this student (disk full, ...): a record that says so, without a
         // content hash, so the next run grades this student again; the batch goes on.
@@ -646,7 +735,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
         try {
           const json record{{"student", jobs[i].name}, {"submission", jobs[i].entry.filename().string()},
                             {"grader_version", b.version}, {"content_hash", ""}, {"labs", json::array()},
-                            {"notes", json::array()}, {"score", 0.0}, {"max_score", 0.0},
+                            {"notes", json::array()}, {"score", nullptr}, {"max_score", max_score_of(b)}, {"grader_error", true},
                             {"error", fmt::format("not graded: the grader failed ({}); it is graded again on the next "
                                                   "run",
                                                   e.what())}};

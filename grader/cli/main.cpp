@@ -12,6 +12,7 @@
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
 #include "grade.hpp"
+#include "machine_lock.hpp"
 #include "release.hpp"
 #include "report.hpp"
 #include "student_build.hpp"
@@ -76,6 +77,24 @@ std::string choose_backend(const Toolchain& tc, const std::string& requested) {
       "to run the OpenCL labs on the CPU");
 }
 
+// Timings are fair only when one run at a time uses a GPU: a check waits for batches and other checks
+// on the same GPU (and they for it). A CPU device is shared as it is; no lock folder, no lock.
+std::optional<MachineLock> lock_gpu(const std::string& backend, const std::string& selector) {
+  try {
+    const DeviceInfo device = find_device(backend, selector);
+    if (device.device_class != DeviceClass::gpu) return std::nullopt;
+    const std::string name = gpu_lock_name(device);
+    if (auto lock = MachineLock::try_take(name)) return lock;
+    fmt::print(stderr, "gpulab: another gpulab run is timing kernels on {}; waiting for it (timings are fair only one at "
+                       "a time)…\n", device.name);
+    return MachineLock::take(name);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gpulab: running without the GPU lock ({}); another run on this GPU may disturb the timings\n",
+               e.what());
+    return std::nullopt;
+  }
+}
+
 struct CheckOptions {
   std::string source, backend, device, json;
   std::vector<std::string> labs, tasks;
@@ -128,6 +147,7 @@ int check(const CheckOptions& o) {
       // Next to the report: build/students/<source>/pictures/<lab>/<backend>/<task>/.
       req.pictures_dir = work / "pictures" / m.id / backend;
       fs::remove_all(req.pictures_dir);  // no stale pictures from an earlier run
+      const auto gpu = lock_gpu(backend, o.device);
       lab = supervise(req);
     }
     lab.pictures_dir = without_prefix(lab.pictures_dir, tc.repo.string() + "/");

@@ -188,23 +188,14 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
     if (tree.size() <= 1 && !table.count(child)) break;
     for (pid_t p : tree) ::kill(p, SIGKILL);
   }
-  if (!spec.user) return;
-  // Killed processes count against the user's process limit until they are reaped: wait until none
-  // is left, or the next command of this user could not even start.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  do {
-    kill_all_of_user(*spec.user);
-    reap_orphans();
-    if (processes_of(*spec.user, child) == 0) break;  // the caller reaps `child` itself
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (std::chrono::steady_clock::now() < deadline);
+  if (spec.user) kill_processes_of_user(*spec.user, child);  // the caller reaps `child` itself
 }
 
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, int output_fd, int progress_fd, const Limits& limits,
-                             const SandboxSpec& spec, int nproc_limit, pid_t grader) {
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, int input_fd, int output_fd, int progress_fd,
+                             const Limits& limits, const SandboxSpec& spec, int nproc_limit, pid_t grader) {
   ::setsid();  // its own session and process group: killed as one, no controlling terminal
-  const int null = ::open("/dev/null", O_RDONLY);
-  if (null >= 0) ::dup2(null, STDIN_FILENO);
+  const int stdin_fd = input_fd >= 0 ? input_fd : ::open("/dev/null", O_RDONLY);
+  if (stdin_fd >= 0) ::dup2(stdin_fd, STDIN_FILENO);
   ::dup2(output_fd, STDOUT_FILENO);
   ::dup2(output_fd, STDERR_FILENO);
   if (progress_fd >= 0) ::dup2(progress_fd, 3);
@@ -338,6 +329,18 @@ Isolation detect_isolation() {
   return iso;
 }
 
+void kill_processes_of_user(unsigned uid, pid_t except) {
+  // Killed processes count against the user's process limit until they are reaped: wait until none
+  // is left, or the next command of this user could not even start.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    kill_all_of_user(uid);
+    reap_orphans();
+    if (processes_of(uid, except) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+}
+
 void give_to_user(const fs::path& path, unsigned uid) {
   std::error_code ec;
   if (::lchown(path.c_str(), uid, uid) != 0) return;
@@ -346,8 +349,25 @@ void give_to_user(const fs::path& path, unsigned uid) {
     ::lchown(it->path().c_str(), uid, uid);
 }
 
+// A pipe holding `input`, to be the child's standard input; -1 for none. Written whole before the
+// child starts (it fits the pipe's buffer), so the grader never blocks on, or is signalled by, a child
+// that does not read it.
+int input_pipe(const std::string& input) {
+  if (input.empty()) return -1;
+  if (input.size() > 4096) throw std::invalid_argument("a child's input is limited to 4096 bytes");
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
+  const bool written = ::write(ends[1], input.data(), input.size()) == static_cast<ssize_t>(input.size());
+  ::close(ends[1]);
+  if (!written) {
+    ::close(ends[0]);
+    throw std::runtime_error("cannot write a child's input to its pipe");
+  }
+  return ends[0];
+}
+
 ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& output, const Limits& limits,
-                       const SandboxSpec& spec, const fs::path& progress_file) {
+                       const SandboxSpec& spec, const fs::path& progress_file, const std::string& input) {
   int nproc_limit = 0;
   if (limits.processes > 0)
     nproc_limit = spec.user ? limits.processes : static_cast<int>(threads_of(::geteuid())) + limits.processes;
@@ -358,13 +378,18 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
   }
 
   // Opened here, never through a link; a command with its own user may write them, nothing more.
+  const int input_fd = input_pipe(input);
   const int output_fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (output_fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", output.string(), std::strerror(errno)));
+  if (output_fd < 0) {
+    if (input_fd >= 0) ::close(input_fd);
+    throw std::runtime_error(fmt::format("cannot write {}: {}", output.string(), std::strerror(errno)));
+  }
   int progress_fd = -1;
   if (!progress_file.empty() && spec.isolation) {
     progress_fd = ::open(progress_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (progress_fd < 0) {
       ::close(output_fd);
+      if (input_fd >= 0) ::close(input_fd);
       throw std::runtime_error(fmt::format("cannot write {}: {}", progress_file.string(), std::strerror(errno)));
     }
   }
@@ -381,11 +406,12 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
   {
     std::lock_guard lock(children_lock);  // registered before any reaper can see it
     pid = ::fork();
-    if (pid == 0) exec_child(argv, output_fd, progress_fd, limits, spec, nproc_limit, grader);
+    if (pid == 0) exec_child(argv, input_fd, output_fd, progress_fd, limits, spec, nproc_limit, grader);
     if (pid > 0) waited_children.insert(pid);
   }
   ::close(output_fd);
   if (progress_fd >= 0) ::close(progress_fd);
+  if (input_fd >= 0) ::close(input_fd);
   if (pid < 0) throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
 
   ChildExit exit;

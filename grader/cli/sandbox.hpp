@@ -64,9 +64,16 @@ Isolation detect_isolation();
 // Runs `argv` with stdout and stderr appended to `output`, waits, and enforces `limits`; kills
 // every process the command started when it ends or is killed. The grader opens `output` and
 // `progress_file` itself (never through a link); an isolated command gets the progress file as
-// descriptor 3 (/dev/fd/3), so it needs no path to it.
+// descriptor 3 (/dev/fd/3), so it needs no path to it. `input` (at most 4 KiB) is the command's standard
+// input, read from a pipe (how the runner gets its seed: never in argv or the environment); empty:
+// /dev/null.
 ChildExit run_isolated(const std::vector<std::string>& argv, const std::filesystem::path& output,
-                       const Limits& limits, const SandboxSpec& spec, const std::filesystem::path& progress_file = {});
+                       const Limits& limits, const SandboxSpec& spec, const std::filesystem::path& progress_file = {},
+                       const std::string& input = {});
+
+// Kills every process `uid` runs (but `except`, which the caller reaps) and waits until none is left.
+// Only for a sandbox user this grader holds (machine_lock.hpp): it is the one place that kills by user.
+void kill_processes_of_user(unsigned uid, int except = 0);
 
 // Gives `path` and everything under it to `uid` (the job slot's user), so it can write there.
 void give_to_user(const std::filesystem::path& path, unsigned uid);

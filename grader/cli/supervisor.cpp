@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -91,7 +92,12 @@ std::string signal_text(int sig) {
 
 }  // namespace
 
-LabRun supervise(const RunRequest& req) {
+namespace {
+
+// One pass of runner processes over `tasks`: the visible cases, or (`hidden`) the hidden ones alone.
+// A process that fails in a task is followed by a fresh one for the tasks after it.
+LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::string>& tasks,
+                std::chrono::steady_clock::time_point lab_start) {
   const Manifest& m = *req.manifest;
   LabRun run;
   run.id = m.id;
@@ -100,12 +106,13 @@ LabRun supervise(const RunRequest& req) {
   run.backend = req.backend;
   const double timeout = req.timeout_s.value_or(m.timeout_s);
   fs::create_directories(req.work_dir);
-  const fs::path output = req.work_dir / "output.txt";
+  const fs::path output = req.work_dir / (hidden ? "output-hidden.txt" : "output.txt");
   fs::remove(output);
+  const std::string secrets =
+      nlohmann::json{{"seed", req.seed}, {"cases", hidden ? "hidden" : "visible"}}.dump() + "\n";
 
-  std::vector<std::string> pending = select_tasks(m, req.tasks);
+  std::vector<std::string> pending = tasks;
   std::map<std::string, TaskResult> finished;
-  const auto lab_start = std::chrono::steady_clock::now();
   while (!pending.empty()) {
     Limits limits = req.limits;  // the wall-clock limit holds for the whole lab, over every restart
     if (limits.wall_s > 0) {
@@ -117,19 +124,17 @@ LabRun supervise(const RunRequest& req) {
       }
     }
     ++run.processes;
-    const fs::path progress = req.work_dir / fmt::format("progress-{}.jsonl", run.processes);
+    const fs::path progress = req.work_dir / fmt::format("progress-{}{}.jsonl", hidden ? "hidden-" : "", run.processes);
     fs::remove(progress);
     std::vector<std::string> argv{req.runner.string(), "--manifest", m.path.string(), "--student-dir",
-                                  req.student_dir.string(), "--backend", req.backend, "--seed",
-                                  std::to_string(req.seed), "--progress",
+                                  req.student_dir.string(), "--backend", req.backend, "--progress",
                                   req.sandbox.isolation ? "/dev/fd/3" : progress.string()};
     if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
     if (!req.pictures_dir.empty()) argv.insert(argv.end(), {"--pictures", req.pictures_dir.string()});
-    if (req.hidden_cases) argv.push_back("--hidden-cases");
     for (const auto& t : pending) argv.insert(argv.end(), {"--task", t});
 
     limits.idle_s = timeout;
-    const ChildExit exit = run_isolated(argv, output, limits, req.sandbox, progress);
+    const ChildExit exit = run_isolated(argv, output, limits, req.sandbox, progress, secrets);
 
     std::string current_task, current_case, setup_error;
     const std::size_t finished_before = finished.size();
@@ -222,6 +227,13 @@ LabRun supervise(const RunRequest& req) {
     const bool device_lost = exit.killed_for.empty() && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3;
     // The faulting task reported itself: rerun the rest, as long as each run gets further.
     if (current_task.empty() && device_lost && finished.size() > finished_before) continue;
+    // Before any task began, nothing of the student's had run but its static constructors: a runner
+    // that could not start, open the device or calibrate is the grader's failure, tried again.
+    const bool grader_side = WIFEXITED(exit.status) && exit.killed_for.empty() &&
+                             (WEXITSTATUS(exit.status) == 126 || WEXITSTATUS(exit.status) == 127 ||
+                              (WEXITSTATUS(exit.status) == 2 && !setup_error.empty()));
+    if (current_task.empty() && finished.size() == finished_before && grader_side && run.grader_failure.empty())
+      run.grader_failure = message;
     if (current_task.empty()) {
       if (message.empty()) message = "the runner ended without reporting these tasks";
       // Nothing started (setup failed): every pending task gets the message, no rerun.
@@ -233,12 +245,51 @@ LabRun supervise(const RunRequest& req) {
     std::erase(pending, current_task);
   }
 
-  for (const auto& name : select_tasks(m, req.tasks))
+  for (const auto& name : tasks)
     if (auto it = finished.find(name); it != finished.end()) run.tasks.push_back(it->second);
   run.output = tail_of(output, 4000);
   for (const auto& t : run.tasks)
     for (const auto& c : t.cases)
       if (!c.pictures.empty()) run.pictures_dir = req.pictures_dir.string();
+  return run;
+}
+
+// A task after its hidden pass: the visible result, unless a hidden case failed; then that failure,
+// marked so that a student's feedback never shows the hidden case's shape or data.
+TaskResult with_hidden(TaskResult visible, const TaskResult& hidden) {
+  visible.cases.insert(visible.cases.end(), hidden.cases.begin(), hidden.cases.end());
+  for (auto it = visible.cases.end() - static_cast<std::ptrdiff_t>(hidden.cases.size()); it != visible.cases.end(); ++it)
+    it->hidden = true;
+  visible.cases_total += hidden.cases_total;
+  visible.cases_passed += hidden.cases_passed;
+  if (hidden.status == Status::passed) return visible;
+  visible.status = hidden.status;
+  visible.points = 0;
+  const std::string prefix = "(hidden case) ";
+  visible.message = hidden.message.rfind(prefix, 0) == 0 ? hidden.message : prefix + hidden.message;
+  visible.details = hidden.details;
+  return visible;
+}
+
+}  // namespace
+
+LabRun supervise(const RunRequest& req) {
+  const Manifest& m = *req.manifest;
+  const auto lab_start = std::chrono::steady_clock::now();
+  LabRun run = run_pass(req, false, select_tasks(m, req.tasks), lab_start);
+  const bool has_hidden = std::any_of(m.cases.begin(), m.cases.end(), [](const Case& c) { return c.hidden; });
+  if (!req.hidden_cases || !has_hidden || !run.grader_failure.empty()) return run;
+  // Only a task that earned its points can lose them to a hidden case.
+  std::vector<std::string> passed;
+  for (const auto& t : run.tasks)
+    if (t.status == Status::passed) passed.push_back(t.task);
+  if (passed.empty()) return run;
+  const LabRun hidden = run_pass(req, true, passed, lab_start);
+  run.processes += hidden.processes;
+  if (!hidden.grader_failure.empty()) run.grader_failure = hidden.grader_failure;
+  for (auto& t : run.tasks)
+    for (const auto& h : hidden.tasks)
+      if (h.task == t.task) t = with_hidden(t, h);
   return run;
 }
 

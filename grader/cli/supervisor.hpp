@@ -24,6 +24,9 @@ struct LabRun {
   std::string output;                 // the end of what the student's code printed
   int processes = 0;                  // runner processes started (more than 1 after a failure)
   std::string pictures_dir;           // set when the lab wrote pictures there
+  // Set when the grader, not the student's code, failed (the runner could not start, open the device
+  // or calibrate): the tasks' results say the same, and a batch tries the lab again.
+  std::string grader_failure;
 };
 
 struct RunRequest {

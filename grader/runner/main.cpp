@@ -2,6 +2,7 @@
 // device, calibrates, runs the selected tasks case by case and appends one JSON line per event to
 // the progress file, so the parent can tell where a crash or hang happened and resume after it.
 //
+// The seed and which cases to run (visible, or hidden only) arrive on standard input, never in argv.
 // Exit codes: 0 all requested tasks reported; 2 setup failed (see the "error" event);
 // 3 the device was lost (a kernel fault): the parent reruns the tasks after the faulting one.
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdio>
+#include <iostream>
 #include <optional>
 
 #include "gpulab/device.hpp"
@@ -183,12 +185,42 @@ void calibrate_copy(const RunContext& ctx, Calibration& calibration, std::unique
   calibration.probes["copy"] = Probe{[] {}, [&ctx, &f, &t, bytes] { ctx.device.copy(f, t, bytes); }, 2.0 * bytes};
 }
 
+// What the parent tells the runner where student code cannot see it: not in the argv or the
+// environment (a student's static constructor receives both), but on standard input, read once here.
+struct Secrets {
+  std::uint64_t seed = 0;
+  bool hidden_cases = false;  // this process runs only the hidden cases (instructor grading)
+};
+
+Secrets read_secrets() {
+  std::string line;
+  std::getline(std::cin, line);
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("seed") || !j["seed"].is_number_unsigned())
+    throw std::invalid_argument("the runner reads its seed from standard input as {\"seed\": N, \"cases\": \"visible\" or "
+                                "\"hidden\"}; start it through gpulab check or gpulab grade");
+  Secrets s;
+  s.seed = j["seed"].get<std::uint64_t>();
+  s.hidden_cases = j.value("cases", "visible") == "hidden";
+  return s;
+}
+
+// The hidden cases alone, for correctness only: their pass has no timing and decides no threshold.
+Manifest only_hidden_cases(Manifest manifest) {
+  std::erase_if(manifest.cases, [](const Case& c) { return !c.hidden; });
+  for (auto& c : manifest.cases) c.timing = false;
+  for (auto& t : manifest.tasks) t.threshold.reset();
+  return manifest;
+}
+
 int run(const std::string& manifest_path, const std::string& student_dir, const std::string& backend,
-        const std::string& device_selector, std::uint64_t seed, const std::vector<std::string>& task_names,
-        const std::string& pictures_dir, bool hidden_cases, Progress& progress) {
-  // Hidden cases run only in instructor grading (`gpulab grade`); `gpulab check` runs what students see.
-  const Manifest manifest =
-      hidden_cases ? load_manifest(manifest_path) : without_hidden_cases(load_manifest(manifest_path));
+        const std::string& device_selector, const Secrets& secrets, const std::vector<std::string>& task_names,
+        const std::string& pictures_dir, Progress& progress) {
+  // Hidden cases run only in instructor grading (`gpulab grade`), in a process of their own after the
+  // visible ones, so nothing of their data is left in a process whose results a student sees.
+  const Manifest manifest = secrets.hidden_cases ? only_hidden_cases(load_manifest(manifest_path))
+                                                 : without_hidden_cases(load_manifest(manifest_path));
+  const std::uint64_t seed = secrets.seed;
   std::vector<const Task*> tasks;
   for (const auto& name : task_names) {
     const Task* t = manifest.find_task(name);
@@ -253,25 +285,22 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
 int main(int argc, char** argv) {
   CLI::App app{"gpulab lab runner: runs one lab's tasks on one device (started by `gpulab check`)"};
   std::string manifest, student_dir, backend, device, progress_path;
-  std::uint64_t seed = 0;
   std::vector<std::string> tasks;
   app.add_option("--manifest", manifest, "the lab's lab.toml")->required();
   app.add_option("--student-dir", student_dir, "folder of the student's files of this lab")->required();
   app.add_option("--backend", backend, "cuda or opencl")->required();
   app.add_option("--device", device, "device index or part of its name");
-  app.add_option("--seed", seed, "run seed")->required();
   app.add_option("--task", tasks, "tasks to run (default: all)");
   app.add_option("--progress", progress_path, "JSON-lines file to append events to")->required();
   std::string pictures;
   app.add_option("--pictures", pictures, "folder for the pictures of image labs (default: none)");
-  bool hidden_cases = false;
-  app.add_flag("--hidden-cases", hidden_cases, "also run the cases the manifest marks hidden (instructor grading)");
   CLI11_PARSE(app, argc, argv);
 
   std::optional<gpulab::Progress> progress;
   try {
     progress.emplace(progress_path);
-    return gpulab::run(manifest, student_dir, backend, device, seed, tasks, pictures, hidden_cases, *progress);
+    const gpulab::Secrets secrets = gpulab::read_secrets();
+    return gpulab::run(manifest, student_dir, backend, device, secrets, tasks, pictures, *progress);
   } catch (const std::exception& e) {
     if (progress) progress->emit({{"event", "error"}, {"message", e.what()}});
     fmt::print(stderr, "gpulab runner: {}\n", e.what());

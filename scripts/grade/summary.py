@@ -112,7 +112,12 @@ class Student:
 
     @property
     def refused(self) -> str:
-        return text(self.result.get("error"))
+        return "" if self.not_graded else text(self.result.get("error"))
+
+    @property
+    def not_graded(self) -> bool:
+        """The grader itself failed for this student: no score yet, not a zero."""
+        return bool(self.result.get("grader_error"))
 
 
 @dataclasses.dataclass
@@ -290,7 +295,7 @@ def histogram(ax, scores, full: float, top: float, title: str):
 def score_plots(batch: Batch):
     full, bonus = batch_max(batch), sum(batch.lab_bonus.values())
     fig, ax = plt.subplots(figsize=(WIDTH, 2.8))
-    histogram(ax, [total_score(s) for s in batch.students], full, full + bonus,
+    histogram(ax, [total_score(s) for s in batch.students if not s.not_graded], full, full + bonus,
               f"total score, {points(full)} points" + (f" + {points(bonus)} bonus" if bonus else ""))
     ax.set_xlabel("points")
     ax.set_ylabel("students")
@@ -414,7 +419,8 @@ th.lab { white-space: nowrap; }
 def facts_section(batch: Batch) -> str:
     info, n = batch.info, len(batch.students)
     refused = sum(1 for s in batch.students if s.refused)
-    scores = [total_score(s) for s in batch.students]
+    not_graded = sum(1 for s in batch.students if s.not_graded)
+    scores = [total_score(s) for s in batch.students if not s.not_graded]
     devices = collections.Counter()
     device = batch.calibration.get("device")
     for record in [device] + [lab.get("device") for s in batch.students for lab in s.labs.values()]:
@@ -442,6 +448,7 @@ def facts_section(batch: Batch) -> str:
              ("parallel jobs", esc(info.get("jobs", "?")))]
     cards = [(info.get("submissions", n), "submissions"), (info.get("graded", "?"), "graded in this run"),
              (info.get("skipped_unchanged", 0), "unchanged, kept"), (refused, "refused"),
+             *([(not_graded, "not graded: grader failed")] if not_graded else []),
              (f"{number(info['throughput_per_hour']):.0f}" if "throughput_per_hour" in info else "?", "graded per hour"),
              (points(round(statistics.median(scores), 1)) if scores else "–", f"median score of {points(batch_max(batch))}")]
     out = ['<section id="overview">', "<h2>Overview</h2>", '<div class="cards">']
@@ -539,7 +546,10 @@ def lab_cell(batch: Batch, student: Student, lab: str) -> str:
 
 def issues(batch: Batch, student: Student) -> str:
     items = []
-    if student.refused:
+    if student.not_graded:
+        items.append(f'<li class="refused">not graded: the grader failed; the next run grades it again — '
+                     f'{esc(short(text(student.result.get("error"))))}</li>')
+    elif student.refused:
         items.append(f'<li class="refused">refused: {esc(short(student.refused))}</li>')
     for lab in batch.labs:
         record = student.labs.get(lab)
@@ -578,13 +588,14 @@ def student_section(batch: Batch) -> str:
     for s in batch.students:
         score = total_score(s)
         max_score = number(s.result.get("max_score")) or full
+        score_text = "not graded" if s.not_graded else f"{points(score)}/{points(max_score)}"
         href = "students/" + urllib.parse.quote(s.folder, safe="") + "/feedback.html"
         link = (f'<a href="{esc(href)}">feedback</a>' if (batch.out / "students" / s.folder / "feedback.html").exists()
                 else '<span class="muted">none</span>')
         submission = text(s.result.get("submission"))
         out.append(f'<tr class="student"><td><b class="name">{esc(s.name)}</b>'
                    + (f'<br><span class="muted">{esc(submission)}</span>' if submission else "") + "</td>"
-                   f'<td class="num score">{points(score)}/{points(max_score)}</td>'
+                   f'<td class="num score">{score_text}</td>'
                    + "".join(lab_cell(batch, s, lab) for lab in batch.labs)
                    + f'<td class="issues">{issues(batch, s)}</td><td>{link}</td></tr>')
     out += ["</tbody></table>", "</section>"]

@@ -124,9 +124,9 @@ TEST_CASE("a batch grades folders and archives, writes gradebook, Gradescope res
   CHECK(alice["labs"][0]["calibration"]["rates"].contains("copy"));
 
   const std::string csv = read_file(b.out / "grades.csv");
-  CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,error\n", 0) == 0);
+  CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,status,error\n", 0) == 0);
   for (const auto& [student, file] : {std::pair{alice, "alice"}, {bob, "bob"}, {carol, "carol.tar.gz"}})
-    CHECK(csv.find(fmt::format("\n{},{},{},{},{:g},10,\n", student["student"].get<std::string>(), file, points(student, "naive"),
+    CHECK(csv.find(fmt::format("\n{},{},{},{},{:g},10,graded,\n", student["student"].get<std::string>(), file, points(student, "naive"),
                                points(student, "optimized"), student["score"].get<double>())) != std::string::npos);
 
   const json gradescope = json::parse(read_file(b.out / "students" / "bob" / "results.json"));
@@ -204,6 +204,117 @@ TEST_CASE("a batch killed in the middle leaves no half-written result, and the n
   for (const char* s : {"s1", "s2", "s3", "s4"}) CHECK(all_correct(b.result(s)));
   CHECK(leftovers(b.out).empty());
   CHECK_FALSE(fs::exists(b.out / ".scratch"));
+}
+
+TEST_CASE("two batches and a check at once on one machine grade every student as if each ran alone") {
+  // Each batch runs two jobs, so both want the first two sandbox users at the same time.
+  Batch first("grade-concurrent-1"), second("grade-concurrent-2");
+  for (Batch* b : {&first, &second}) {
+    for (const char* s : {"s1", "s2", "s3"}) b->add_folder(s, "solutions");
+    b->add_folder("skeleton", "labs");
+  }
+  std::string output_first, output_second, output_check;
+  int status_first = -1, status_second = -1, status_check = -1;
+  std::thread batch_one([&] { status_first = first.grade("--lab transpose --backend opencl --jobs 2", output_first); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::thread batch_two([&] { status_second = second.grade("--lab transpose --backend opencl --jobs 2", output_second); });
+  std::thread check([&] {
+    status_check = run_command(fmt::format("'{}' check --source '{}' --lab transpose --backend opencl --json '{}'", GPULAB_CLI,
+                                           repo_path("solutions").string(), (first.out.parent_path() / "check.json").string()),
+                               output_check);
+  });
+  batch_one.join();
+  batch_two.join();
+  check.join();
+  INFO(output_first, "\n----\n", output_second, "\n----\n", output_check);
+  CHECK(status_first == 0);
+  CHECK(status_second == 0);
+  for (const Batch* b : {&first, &second}) {
+    for (const char* s : {"s1", "s2", "s3"}) {
+      const json r = b->result(s);
+      INFO(s, ": ", messages(r));
+      CHECK(all_correct(r));
+      CHECK_FALSE(r.value("grader_error", false));
+    }
+    const json skeleton = b->result("skeleton");
+    CHECK(statuses(skeleton) ==
+          std::map<std::string, std::string>{{"naive", "not_implemented"}, {"optimized", "not_implemented"}});
+    CHECK(read_file(b->out / "grades.csv").find("not graded") == std::string::npos);
+  }
+  const json checked = json::parse(read_file(first.out.parent_path() / "check.json"));
+  for (const auto& t : checked["labs"][0]["tasks"]) CHECK(t["cases_passed"] == t["cases_total"]);
+}
+
+TEST_CASE("a kernel wrong only on a hidden case loses the task, and its feedback names neither the case nor its size") {
+  Batch b("grade-hidden-failure");
+  b.add_folder("sly", "solutions", "00-hello");
+  const fs::path kernel = b.submissions / "sly" / "labs" / "00-hello" / "hello.cl";
+  std::string text = read_file(kernel);
+  const std::string bounds = "if (i < n)";
+  REQUIRE(text.find(bounds) != std::string::npos);
+  text.replace(text.find(bounds), bounds.size(), "if (i < n && n != 257)");  // 257 characters: a hidden case
+  write_file(kernel, text);
+  std::string output;
+  REQUIRE(b.grade("--lab hello --backend opencl", output) == 0);
+  INFO(output);
+  const json r = b.result("sly");
+  CHECK(statuses(r)["hello"] == "wrong_result");
+  CHECK(r["score"] == 0.0);
+  const json* hello = nullptr;
+  for (const auto& t : r["labs"][0]["tasks"]) hello = &t;
+  REQUIRE(hello);
+  CHECK(hello->value("message", "").rfind("(hidden case)", 0) == 0);  // the instructor's record says which kind
+  // Every case ran: the visible ones passed in one process, the hidden ones in another.
+  CHECK((*hello)["cases_passed"].get<int>() + 1 == (*hello)["cases_total"].get<int>());
+  for (const char* file : {"results.json", "feedback.txt", "feedback.html"}) {
+    const std::string seen = read_file(b.out / "students" / "sly" / file);
+    CAPTURE(file);
+    CHECK(seen.find("257") == std::string::npos);
+    CHECK(seen.find("does not publish") != std::string::npos);
+  }
+}
+
+TEST_CASE("a compiler killed from outside is the grader's failure: retried, recorded as not graded, and regraded later") {
+  // A copy of the grader whose C++ compiler kills itself: what another process (or a batch that took
+  // the same sandbox user) does to a compile. It must never become the student's compile error.
+  const fs::path fake = fs::path(GPULAB_SCRATCH) / "grade-grader-failure" / "grader";
+  fs::remove_all(fake);
+  fs::create_directories(fake);
+  const fs::path real = fs::path(GPULAB_CLI).parent_path();
+  fs::copy_file(GPULAB_CLI, fake / "gpulab");
+  write_file(fake / "killed-cxx", "#!/bin/sh\nkill -KILL $$\n");
+  fs::permissions(fake / "killed-cxx", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                           fs::perms::others_read | fs::perms::others_exec);
+  json toolchain = json::parse(read_file(real / "toolchain.json"));
+  toolchain["cxx"] = (fake / "killed-cxx").string();
+  write_file(fake / "toolchain.json", toolchain.dump(2));
+
+  Batch b("grade-grader-failure/batch");
+  b.add_folder("alice", "solutions");
+  std::string output;
+  const int status = run_command(fmt::format("'{}' grade --submissions '{}' --out '{}' --lab transpose --backend opencl",
+                                             (fake / "gpulab").string(), b.submissions.string(), b.out.string()),
+                                 output);
+  INFO(output);
+  CHECK(status != 0);  // the batch says the grader failed for someone
+  CHECK(output.find("trying again") != std::string::npos);
+  const json failed = b.result("alice");
+  CHECK(failed.value("grader_error", false));
+  CHECK(failed["score"].is_null());
+  CHECK(failed.value("error", "").find("killed by signal 9") != std::string::npos);
+  CHECK(failed.value("error", "").find("tried 3 times") != std::string::npos);
+  CHECK(failed["labs"].empty());  // no compile_error, no zero
+  const std::string csv = read_file(b.out / "grades.csv");
+  CHECK(csv.find("alice,alice,,,,10,not graded,") != std::string::npos);
+  CHECK_FALSE(fs::exists(b.out / "students" / "alice" / "results.json"));  // nothing to upload as a grade
+
+  // The real grader grades the student on the next run, although the files did not change.
+  output.clear();
+  REQUIRE(b.grade("--lab transpose --backend opencl", output) == 0);
+  INFO(output);
+  CHECK(output.find("graded 1 of 1 submissions") != std::string::npos);
+  CHECK(all_correct(b.result("alice")));
+  CHECK(read_file(b.out / "grades.csv").find(",graded,") != std::string::npos);
 }
 
 namespace {

@@ -63,8 +63,26 @@ TEST_CASE("the gradebook has a column per lab task and quotes names that would b
   r["submission"] = "a,b.zip";
   const std::vector<Manifest> labs{load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml")};
   const std::string csv = cli::gradebook_csv({r}, labs);
-  CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,error\n", 0) == 0);
-  CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,\n") != std::string::npos);
+  CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,status,error\n", 0) == 0);
+  CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,graded,\n") != std::string::npos);
+}
+
+TEST_CASE("a student the grader failed for has no points in the gradebook, only 'not graded' and why") {
+  const json failed{{"student", "dana"}, {"submission", "dana.zip"}, {"grader_error", true}, {"score", nullptr},
+                    {"max_score", 10.0}, {"labs", json::array()},
+                    {"error", "not graded: the grader failed (the compiler was killed by signal 9)"}};
+  json refused = failed;
+  refused.erase("grader_error");
+  refused["student"] = "erin";
+  refused["submission"] = "erin.zip";
+  refused["score"] = 0.0;
+  refused["error"] = "erin.zip: none of the lab files is there";
+  const std::vector<Manifest> labs{load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml")};
+  const std::string csv = cli::gradebook_csv({failed, refused}, labs);
+  CHECK(csv.find("dana,dana.zip,,,,10,not graded,not graded: the grader failed (the compiler was killed by signal 9)\n") !=
+        std::string::npos);
+  INFO(csv);
+  CHECK(csv.find("erin,erin.zip,0,0,0,10,refused,erin.zip: none of the lab files is there\n") != std::string::npos);
 }
 
 TEST_CASE("student names come from the folder or archive name, made safe for paths") {

@@ -1,0 +1,88 @@
+// The corpus of cheats (tests/fixtures/cheats): submissions that game the grader rather than do the
+// work, each graded in one batch by `gpulab grade` and checked against the verdict a defended grader
+// gives it (expected.toml). `--backend=cuda` grades them on a CUDA GPU and exits 77 (skipped)
+// without one; otherwise OpenCL (PoCL in CI).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cheats.hpp"
+#include "cli_harness.hpp"
+
+using nlohmann::json;
+using namespace gpulab::testing;
+
+namespace {
+
+std::string g_backend = "opencl";
+
+// The labs the corpus uses, as `--lab` options: one batch grades them all.
+std::string lab_options(const toml::table& expected) {
+  std::set<std::string> labs;
+  for (const auto& [name, node] : expected)
+    if (const auto* t = node.as_table())
+      if (auto lab = (*t)["lab"].value<std::string>()) labs.insert(*lab);
+  std::string out;
+  for (const auto& lab : labs) out += " --lab " + lab;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every cheat of the corpus gets the verdict a defended grader gives it, and the other tasks are graded as correct") {
+  const fs::path corpus = repo_path("tests/fixtures/cheats");
+  const auto expected = toml::parse_file((corpus / "expected.toml").string());
+  const fs::path root = fs::path(GPULAB_SCRATCH) / "grade-cheats", submissions = root / "submissions", out = root / "out";
+  fs::remove_all(root);
+  fs::create_directories(submissions);
+  int students = 0;
+  for (const auto& e : fs::directory_iterator(corpus))
+    if (e.is_directory()) {
+      fs::copy(e.path(), submissions / e.path().filename(), fs::copy_options::recursive);
+      ++students;
+    }
+  REQUIRE(students == static_cast<int>(expected.size()));  // a folder for every expectation and back
+
+  // Two jobs on a CPU: a correct task may then be too slow, which counts as correct here (cheats.hpp).
+  std::string output;
+  const int status = run_command(fmt::format("'{}' grade --submissions '{}' --out '{}'{} --backend {} --jobs 2 --timeout 60 "
+                                             "--time-limit 600 --memory 4",
+                                             GPULAB_CLI, submissions.string(), out.string(), lab_options(expected), g_backend),
+                                 output);
+  INFO(output);
+  REQUIRE(status == 0);
+
+  std::string failures;
+  for (const auto& [name, node] : expected) {
+    const std::string student(name.str());
+    const fs::path record = out / "students" / student / "result.json";
+    const auto* want = node.as_table();
+    if (!want || !fs::exists(record)) {
+      failures += student + ": no result\n";
+      continue;
+    }
+    if (const auto why = cheats::mismatch(json::parse(read_file(record)), *want, g_backend); !why.empty())
+      failures += fmt::format("{} ({}): {}\n", student, (*want)["what"].value<std::string>().value_or(""), why);
+  }
+  CHECK_MESSAGE(failures.empty(), failures);
+}
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--backend=", 0) == 0) g_backend = std::string(argv[i]).substr(10);
+  if (g_backend == "cuda") {
+    std::string output;
+    run_command(fmt::format("'{}' devices", GPULAB_CLI), output);
+    if (output.find("cuda: no device") != std::string::npos || output.find("cuda:") == std::string::npos) {
+      std::puts("no CUDA device: the CUDA grading of the cheat corpus is skipped");
+      return 77;
+    }
+  }
+  doctest::Context context(argc, argv);
+  context.setOption("no-run", false);
+  return context.run();
+}
