@@ -119,7 +119,8 @@ class MatmulDriver final : public LabDriver {
     };
     struct Set {
       std::unique_ptr<Operands> ops;
-      int holds = 0;
+      std::vector<float> a, b;  // what its buffers hold now
+      bool full_reference = false;  // they hold contents 0 as generated: the full reference applies
     };
     const int count_of_sets = input_sets(c);
     std::vector<Contents> contents(count_of_sets);
@@ -127,36 +128,44 @@ class MatmulDriver final : public LabDriver {
     for (int i = 0; i < count_of_sets; ++i) {
       contents[i].a = random_matrix(rng, static_cast<std::size_t>(s.m) * s.k);
       contents[i].b = random_matrix(rng, static_cast<std::size_t>(s.k) * s.n);
-      sets[i] = {std::make_unique<Operands>(ctx.device, s, contents[i].a, contents[i].b, true), i};
+      sets[i] = {std::make_unique<Operands>(ctx.device, s, contents[i].a, contents[i].b, true), contents[i].a,
+                 contents[i].b, i == 0};
     }
     const auto check = reference::matmul_check(contents[0].a, contents[0].b, s.m, s.n, s.k);
     const auto launch = labs::bind_matmul(ctx.device, task.function);
     std::vector<float> got(static_cast<std::size_t>(s.m) * s.n);
     Rng samples(derive_seed(ctx.run_seed, ctx.manifest.id, "samples " + task.name, c.name));
+    Rng scales(derive_seed(ctx.run_seed, ctx.manifest.id, "scales " + task.name, c.name));
+    // A power of two with a random sign: exact in floating point, and new contents at every load,
+    // so not even a cache keyed by the contents of A and B ever sees the same operands twice.
+    auto random_scale = [&] { return std::ldexp(scales.next() & 1 ? 1.0f : -1.0f, static_cast<int>(scales.integer(-6, 6))); };
 
     Launchable l;
     l.sets = count_of_sets;
     l.load = [&](int i, int what) {
-      sets[i].holds = what;
-      sets[i].ops->a->upload(contents[what].a.data(), contents[what].a.size() * sizeof(float));
-      sets[i].ops->b->upload(contents[what].b.data(), contents[what].b.size() * sizeof(float));
+      Set& set = sets[i];
+      const float sa = random_scale(), sb = random_scale();
+      for (std::size_t p = 0; p < set.a.size(); ++p) set.a[p] = contents[what].a[p] * sa;
+      for (std::size_t p = 0; p < set.b.size(); ++p) set.b[p] = contents[what].b[p] * sb;
+      set.full_reference = false;
+      set.ops->a->upload(set.a.data(), set.a.size() * sizeof(float));
+      set.ops->b->upload(set.b.data(), set.b.size() * sizeof(float));
     };
     l.prepare = [&](int i) { sets[i].ops->c->fill(kPoisonByte); };
     l.launch = [&](int i) { launch(*sets[i].ops->a, *sets[i].ops->b, *sets[i].ops->c, s.m, s.n, s.k); };
     l.quick_check = [&](int i) {
       sets[i].ops->c->download(got.data(), got.size() * sizeof(float));
-      return sampled_check(contents[sets[i].holds].a, contents[sets[i].holds].b, got, s, samples);
+      return sampled_check(sets[i].a, sets[i].b, got, s, samples);
     };
     l.check = [&](int i) {
-      if (sets[i].holds != 0) return l.quick_check(i);
+      if (!sets[i].full_reference) return l.quick_check(i);
       sets[i].ops->c->download(got.data(), got.size() * sizeof(float));
       return compare_within(check.expected, check.bound, got, static_cast<std::size_t>(s.n));
     };
     l.watched = [&](int i) {
       const Operands& o = *sets[i].ops;
-      const Contents& now = contents[sets[i].holds];
-      return std::vector<Watched>{{o.a.get(), "a", sizeof(float), now.a.data()},
-                                  {o.b.get(), "b", sizeof(float), now.b.data()},
+      return std::vector<Watched>{{o.a.get(), "a", sizeof(float), sets[i].a.data()},
+                                  {o.b.get(), "b", sizeof(float), sets[i].b.data()},
                                   {o.c.get(), "c", sizeof(float)}};
     };
     l.work = l.flops = s.flops();
