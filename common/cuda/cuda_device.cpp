@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -56,31 +57,51 @@ class Event {
   cudaEvent_t event_{};
 };
 
+// Device memory; a guarded buffer allocates kGuardBytes more on each side and hands out the
+// pointer to the region between them.
 class CudaBuffer final : public Buffer {
  public:
-  explicit CudaBuffer(std::size_t bytes) : size_(bytes) {
-    check(cudaMalloc(&ptr_, bytes ? bytes : 1), fmt::format("allocating {} bytes of device memory", bytes));
+  CudaBuffer(std::size_t bytes, bool guarded) : size_(bytes), guard_(guarded ? kGuardBytes : 0) {
+    check(cudaMalloc(&base_, std::max<std::size_t>(bytes + 2 * guard_, 1)),
+          fmt::format("allocating {} bytes of device memory", bytes));
+    reset_guards();
   }
-  ~CudaBuffer() override { cudaFree(ptr_); }
+  ~CudaBuffer() override { cudaFree(base_); }
   CudaBuffer(const CudaBuffer&) = delete;
   CudaBuffer& operator=(const CudaBuffer&) = delete;
 
   std::size_t size() const override { return size_; }
   void upload(const void* host, std::size_t bytes) override {
-    check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "copying input to the device");
+    check(cudaMemcpy(ptr(), host, bytes, cudaMemcpyHostToDevice), "copying input to the device");
   }
   void download(void* host, std::size_t bytes) override {
-    check(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), "copying the result back from the device");
+    check(cudaMemcpy(host, ptr(), bytes, cudaMemcpyDeviceToHost), "copying the result back from the device");
   }
   void fill(std::uint8_t byte) override {
-    check(cudaMemset(ptr_, byte, size_), "filling an output buffer with the poison pattern");
+    check(cudaMemset(ptr(), byte, size_), "filling an output buffer with the poison pattern");
     check(cudaDeviceSynchronize(), "waiting for the poison fill");
   }
-  void* ptr() const { return ptr_; }
+  bool guarded() const override { return guard_ > 0; }
+  void read_guards(std::vector<std::uint8_t>& front, std::vector<std::uint8_t>& back) override {
+    front.resize(guard_);
+    back.resize(guard_);
+    if (!guard_) return;
+    check(cudaMemcpy(front.data(), base_, guard_, cudaMemcpyDeviceToHost), "reading the guard zone before a buffer");
+    check(cudaMemcpy(back.data(), static_cast<char*>(ptr()) + size_, guard_, cudaMemcpyDeviceToHost),
+          "reading the guard zone after a buffer");
+  }
+  void reset_guards() override {
+    if (!guard_) return;
+    check(cudaMemset(base_, kGuardByte, guard_), "filling the guard zone before a buffer");
+    check(cudaMemset(static_cast<char*>(ptr()) + size_, kGuardByte, guard_), "filling the guard zone after a buffer");
+    check(cudaDeviceSynchronize(), "waiting for the guard fill");
+  }
+  void* ptr() const { return static_cast<char*>(base_) + guard_; }
 
  private:
-  void* ptr_ = nullptr;
+  void* base_ = nullptr;
   std::size_t size_;
+  std::size_t guard_;
 };
 
 class CudaDevice final : public Device {
@@ -91,7 +112,25 @@ class CudaDevice final : public Device {
   }
 
   const DeviceInfo& info() const override { return info_; }
-  std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_unique<CudaBuffer>(bytes); }
+  std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_unique<CudaBuffer>(bytes, false); }
+  std::unique_ptr<Buffer> allocate_guarded(std::size_t bytes) override {
+    return std::make_unique<CudaBuffer>(bytes, true);
+  }
+  void copy(Buffer& from, Buffer& to, std::size_t bytes) override {
+    check(cudaMemcpyAsync(dynamic_cast<CudaBuffer&>(to).ptr(), dynamic_cast<CudaBuffer&>(from).ptr(), bytes,
+                          cudaMemcpyDeviceToDevice, nullptr),
+          "calibrating: device-to-device copy");
+  }
+  void flush_caches() override {
+    if (!flush_) {
+      int l2 = 0;
+      check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, info_.index), "reading the L2 cache size");
+      flush_ = std::make_unique<CudaBuffer>(std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 8u << 20), false);
+    }
+    // A different value each time, so no cache can keep the old lines as already written.
+    check(cudaMemset(flush_->ptr(), ++flush_value_, flush_->size()), "flushing the cache");
+    check(cudaDeviceSynchronize(), "waiting for the cache flush");
+  }
 
   void synchronize() override {
     check(cudaGetLastError(), "launching the kernel");
@@ -111,7 +150,7 @@ class CudaDevice final : public Device {
   }
 
   double copy_bandwidth(std::size_t bytes, int repeats) override {
-    CudaBuffer from(bytes), to(bytes);
+    CudaBuffer from(bytes, false), to(bytes, false);
     from.fill(0x5a);
     std::vector<double> ms;
     for (int i = 0; i < repeats + 2; ++i) {
@@ -169,6 +208,8 @@ class CudaDevice final : public Device {
 
  private:
   DeviceInfo info_;
+  std::unique_ptr<CudaBuffer> flush_;
+  unsigned char flush_value_ = 0;
 };
 
 }  // namespace

@@ -133,34 +133,77 @@ std::vector<Found> enumerate() {
   return out;
 }
 
+// Fills `bytes` at `offset` with `byte`, in pattern units as wide as offset and size allow: PoCL
+// copies the pattern one unit at a time, so a 1-byte pattern is many times slower than 128 bytes.
+void fill_bytes(cl_command_queue queue, cl_mem memory, std::uint8_t byte, std::size_t offset, std::size_t bytes,
+                const char* what) {
+  std::size_t unit = 128;
+  while (unit > 1 && (offset % unit != 0 || bytes % unit != 0)) unit /= 2;
+  std::uint8_t pattern[128];
+  std::fill(std::begin(pattern), std::end(pattern), byte);
+  check(clEnqueueFillBuffer(queue, memory, pattern, unit, offset, bytes, 0, nullptr, nullptr), what);
+}
+
+// Device memory. A guarded buffer is a parent buffer with kGuardBytes (rounded up to the device's
+// base-address alignment, which clCreateSubBuffer requires of the origin) on each side, and student
+// code gets the sub-buffer between the guards: both guards are real, as on CUDA.
 class ClBuffer final : public Buffer {
  public:
-  ClBuffer(cl_context context, cl_command_queue queue, std::size_t bytes) : queue_(queue), size_(bytes) {
+  ClBuffer(cl_context context, cl_command_queue queue, std::size_t bytes, std::size_t guard = 0)
+      : queue_(queue), size_(bytes), guard_(guard) {
     cl_int status = CL_SUCCESS;
-    memory_ = Memory(clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, nullptr, &status));
+    parent_ = Memory(clCreateBuffer(context, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes + 2 * guard, 1), nullptr,
+                                    &status));
     check(status, fmt::format("allocating {} bytes of device memory", bytes));
+    if (guard_) {
+      const cl_buffer_region region{guard_, std::max<std::size_t>(bytes, 1)};
+      inner_ = Memory(clCreateSubBuffer(parent_.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &status));
+      check(status, fmt::format("creating the guarded region of {} bytes", bytes));
+      reset_guards();
+    }
   }
   std::size_t size() const override { return size_; }
   void upload(const void* host, std::size_t bytes) override {
-    check_finish(clEnqueueWriteBuffer(queue_, memory_.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+    check_finish(clEnqueueWriteBuffer(queue_, parent_.get(), CL_TRUE, guard_, bytes, host, 0, nullptr, nullptr),
                  "copying input to the device");
   }
   void download(void* host, std::size_t bytes) override {
-    check_finish(clEnqueueReadBuffer(queue_, memory_.get(), CL_TRUE, 0, bytes, host, 0, nullptr, nullptr),
+    check_finish(clEnqueueReadBuffer(queue_, parent_.get(), CL_TRUE, guard_, bytes, host, 0, nullptr, nullptr),
                  "copying the result back from the device");
   }
   void fill(std::uint8_t byte) override {
     if (size_ == 0) return;
-    check(clEnqueueFillBuffer(queue_, memory_.get(), &byte, 1, 0, size_, 0, nullptr, nullptr),
-          "filling an output buffer with the poison pattern");
+    fill_bytes(queue_, parent_.get(), byte, guard_, size_, "filling an output buffer with the poison pattern");
     check_finish(clFinish(queue_), "waiting for the poison fill");
   }
-  cl_mem get() const { return memory_.get(); }
+  bool guarded() const override { return guard_ > 0; }
+  void read_guards(std::vector<std::uint8_t>& front, std::vector<std::uint8_t>& back) override {
+    front.resize(guard_);
+    back.resize(guard_);
+    if (!guard_) return;
+    check_finish(clEnqueueReadBuffer(queue_, parent_.get(), CL_TRUE, 0, guard_, front.data(), 0, nullptr, nullptr),
+                 "reading the guard zone before a buffer");
+    check_finish(clEnqueueReadBuffer(queue_, parent_.get(), CL_TRUE, guard_ + size_, guard_, back.data(), 0, nullptr,
+                                     nullptr),
+                 "reading the guard zone after a buffer");
+  }
+  void reset_guards() override {
+    if (!guard_) return;
+    fill_bytes(queue_, parent_.get(), kGuardByte, 0, guard_, "filling the guard zone before a buffer");
+    fill_bytes(queue_, parent_.get(), kGuardByte, guard_ + size_, guard_, "filling the guard zone after a buffer");
+    check_finish(clFinish(queue_), "waiting for the guard fill");
+  }
+  // What kernels get: the region between the guards.
+  cl_mem get() const { return guard_ ? inner_.get() : parent_.get(); }
+  // The whole allocation and where the region starts in it (for harness copies).
+  cl_mem whole() const { return parent_.get(); }
+  std::size_t offset() const { return guard_; }
 
  private:
   cl_command_queue queue_;
-  Memory memory_;
+  Memory parent_, inner_;
   std::size_t size_;
+  std::size_t guard_;
 };
 
 double profiled_ms(cl_event start, cl_profiling_info start_point, cl_event end) {
@@ -184,6 +227,26 @@ class ClDevice final : public Device, public OpenCLLab {
   const DeviceInfo& info() const override { return info_; }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override {
     return std::make_unique<ClBuffer>(context_.get(), queue_.get(), bytes);
+  }
+  std::unique_ptr<Buffer> allocate_guarded(std::size_t bytes) override {
+    // CL_DEVICE_MEM_BASE_ADDR_ALIGN is in bits; a sub-buffer's origin must be a multiple of it.
+    const std::size_t align = std::max<std::size_t>(device_value<cl_uint>(id_, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8, 1);
+    const std::size_t guard = (kGuardBytes + align - 1) / align * align;
+    return std::make_unique<ClBuffer>(context_.get(), queue_.get(), bytes, guard);
+  }
+  void copy(Buffer& from, Buffer& to, std::size_t bytes) override {
+    auto& f = dynamic_cast<ClBuffer&>(from);
+    auto& t = dynamic_cast<ClBuffer&>(to);
+    check(clEnqueueCopyBuffer(queue_.get(), f.whole(), t.whole(), f.offset(), t.offset(), bytes, 0, nullptr, nullptr),
+          "calibrating: device-to-device copy");
+  }
+  void flush_caches() override {
+    if (!flush_) {
+      const auto cache = device_value<cl_ulong>(id_, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
+      const std::size_t bytes = std::max<std::size_t>(2 * static_cast<std::size_t>(cache), 8u << 20);
+      flush_ = std::make_unique<ClBuffer>(context_.get(), queue_.get(), (bytes + 127) / 128 * 128);
+    }
+    flush_->fill(++flush_value_);  // a different value each time: no line stays valid as already written
   }
   void synchronize() override { check_finish(clFinish(queue_.get()), "running the kernel (reported at clFinish)"); }
 
@@ -326,6 +389,8 @@ class ClDevice final : public Device, public OpenCLLab {
   std::vector<Program> programs_;
   std::vector<Program> harness_programs_;
   mutable std::map<std::string, Kernel, std::less<>> kernels_;
+  std::unique_ptr<ClBuffer> flush_;
+  std::uint8_t flush_value_ = 0;
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpulab {
 
 const std::vector<Metric>& metrics() {
@@ -28,6 +30,19 @@ std::map<std::string, double> ratios_of(double rate, const Calibration& calibrat
     if (auto it = calibration.rates.find(m.calibration); it != calibration.rates.end() && it->second > 0)
       out[m.name] = rate / it->second;
   return out;
+}
+
+std::optional<double> speed_of_light_ms(double least_bytes, double flops, const Calibration& calibration) {
+  std::optional<double> ms;
+  if (least_bytes > 0 && calibration.copy_gbps && *calibration.copy_gbps > 0)
+    ms = least_bytes / (*calibration.copy_gbps * 1e9) * 1e3;
+  if (flops > 0 && calibration.peak_gflops && *calibration.peak_gflops > 0)
+    ms = std::max(ms.value_or(0.0), flops / (*calibration.peak_gflops * 1e9) * 1e3);
+  return ms;
+}
+
+bool faster_than_device(double median_ms, std::optional<double> light_ms) {
+  return light_ms && *light_ms > 0 && median_ms * kSpeedOfLightMargin < *light_ms;
 }
 
 std::string format_ratio(const Metric& metric, double value) {

@@ -22,6 +22,8 @@ constexpr StatusName kStatusNames[] = {
     {Status::error, "error", "error"},
     {Status::not_run, "not_run", "not run"},
     {Status::rejected, "rejected", "rejected"},
+    {Status::buffer_violation, "buffer_violation", "buffer violation"},
+    {Status::impossible_speed, "impossible_speed", "impossible speed"},
 };
 
 template <typename T>
@@ -71,6 +73,9 @@ void to_json(nlohmann::json& j, const CaseResult& c) {
   put_optional(j, "timing", c.timing);
   put_optional(j, "rate", c.rate());
   if (!c.pictures.empty()) j["pictures"] = c.pictures;
+  if (!c.finding.empty()) j["finding"] = c.finding;
+  put_optional(j, "baseline_rate", c.baseline_rate);
+  if (c.borderline) j["borderline"] = true;
 }
 void from_json(const nlohmann::json& j, CaseResult& c) {
   c.name = j.at("name");
@@ -81,6 +86,9 @@ void from_json(const nlohmann::json& j, CaseResult& c) {
   c.work = j.value("work", 0.0);
   if (j.contains("pictures")) c.pictures = j["pictures"].get<std::vector<std::string>>();
   get_optional(j, "timing", c.timing);
+  c.finding = j.value("finding", "");
+  get_optional(j, "baseline_rate", c.baseline_rate);
+  c.borderline = j.value("borderline", false);
 }
 
 void to_json(nlohmann::json& j, const TaskResult& t) {
@@ -101,6 +109,8 @@ void to_json(nlohmann::json& j, const TaskResult& t) {
   put_optional(j, "rate", t.rate);
   put_optional(j, "ratio", t.ratio);
   put_optional(j, "threshold", t.threshold);
+  if (!t.finding.empty()) j["finding"] = t.finding;
+  if (t.borderline) j["borderline"] = true;
 }
 void from_json(const nlohmann::json& j, TaskResult& t) {
   t.task = j.at("task");
@@ -120,6 +130,8 @@ void from_json(const nlohmann::json& j, TaskResult& t) {
   t.metric = j.value("metric", "");
   get_optional(j, "ratio", t.ratio);
   get_optional(j, "threshold", t.threshold);
+  t.finding = j.value("finding", "");
+  t.borderline = j.value("borderline", false);
 }
 
 }  // namespace gpulab

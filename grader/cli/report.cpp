@@ -3,6 +3,7 @@
 #include <fmt/color.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "files.hpp"
@@ -149,7 +150,7 @@ std::string render_report(const RunSummary& run, bool color) {
       }
       const Metric* bound = find_metric(t.metric);
       const std::string needs = t.threshold && bound ? "≥" + format_ratio(*bound, *t.threshold) : "—";
-      const std::string mark = t.status == Status::passed ? "✔ " : "✘ ";
+      const std::string mark = t.status == Status::passed ? (t.borderline ? "✔~" : "✔ ") : (t.borderline ? "✘~" : "✘ ");
       // Pad before painting: escape codes would upset the column widths.
       const std::string result = paint(fmt::format("{:<16}", mark + describe(t.status)), style_of(t.status));
       out += fmt::format(" {:>9}  {} {:>7}\n", needs, result, number(t.points) + "/" + number(t.max_points));
@@ -163,6 +164,9 @@ std::string render_report(const RunSummary& run, bool color) {
       }
     }
     if (!problems.empty()) out += "\n" + problems;
+    if (std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.borderline; }))
+      out += "  ~ borderline: the ratio ended within 5% of its threshold after being measured again; a loaded "
+             "machine can tip it either way\n";
     if (!lab.pictures_dir.empty())
       out += fmt::format("  pictures (input, yours, reference, and the difference where they differ): {}/\n",
                          lab.pictures_dir);

@@ -1,6 +1,9 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstring>
 
 #include "lab_driver.hpp"
 
@@ -12,20 +15,25 @@ std::int64_t case_int(const Case& c, const char* key) {
   return c.params[key].get<std::int64_t>();
 }
 
-double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch,
-                        const std::function<void()>& prepare) {
+double median_launch_ms(const RunContext& ctx, const Probe& probe) {
   for (int i = 0; i < ctx.manifest.warmup; ++i) {
-    prepare();
-    launch();
+    probe.prepare();
+    probe.launch();
     ctx.device.synchronize();
   }
   std::vector<double> samples;
   for (int i = 0; i < ctx.manifest.repeats; ++i) {
-    prepare();
-    samples.push_back(ctx.device.time(launch).counted_ms());
+    probe.prepare();
+    ctx.device.flush_caches();  // as before the student's timed launches
+    samples.push_back(ctx.device.time(probe.launch).counted_ms());
     ctx.heartbeat();
   }
   return summarize(samples).median;
+}
+
+double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch,
+                        const std::function<void()>& prepare) {
+  return median_launch_ms(ctx, Probe{prepare, launch, 0});
 }
 
 double median_host_ms(const std::function<void()>& work, int repeats) {
@@ -38,40 +46,179 @@ double median_host_ms(const std::function<void()>& work, int repeats) {
   return summarize(samples).median;
 }
 
-CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& l) {
-  CaseResult result;
-  result.name = c.name;
-  result.work = l.work;
-  auto fail_with = [&](const Comparison& cmp, const char* when) {
-    result.passed = false;
-    result.message = fmt::format("case {}: {}{}", c.name, when, cmp.summary());
-    result.details = fmt::format("case {}: {}{}", c.name, when, cmp.report());
-    return result;
-  };
+namespace {
 
-  l.prepare();
-  l.launch();
-  ctx.device.synchronize();
-  if (const Comparison first = l.check(); !first.ok()) return fail_with(first, "");
+// "changed its input a: 3 of 1,024 elements differ, the first at index 17"; empty when unchanged.
+std::string describe_input_change(const Watched& w, const std::vector<std::uint8_t>& now) {
+  const auto* before = static_cast<const std::uint8_t*>(w.original);
+  if (std::memcmp(before, now.data(), now.size()) == 0) return {};
+  const std::size_t e = std::max<std::size_t>(w.element_bytes, 1);
+  std::size_t changed = 0, first = now.size();
+  for (std::size_t i = 0; i < now.size() / e; ++i)
+    if (std::memcmp(before + i * e, now.data() + i * e, e) != 0) {
+      changed += 1;
+      first = std::min(first, i);
+    }
+  return fmt::format("changed its input {}: {} of {} elements differ after the launch, the first at index {} (inputs "
+                     "are read-only: write results only to the outputs)",
+                     w.name, changed, now.size() / e, first);
+}
 
-  if (c.timing) {
-    for (int i = 1; i < ctx.manifest.warmup; ++i) {
-      l.prepare();
-      l.launch();
-      ctx.device.synchronize();
-      ctx.heartbeat();
-    }
-    std::vector<double> samples;
-    for (int i = 0; i < ctx.manifest.repeats; ++i) {
-      l.prepare();  // so the checked output below is the work of a timed launch
-      samples.push_back(ctx.device.time(l.launch).counted_ms());
-      ctx.heartbeat();
-    }
-    if (const Comparison timed = l.check(); !timed.ok()) return fail_with(timed, "the output of a timed launch is wrong: ");
-    result.timing = summarize(samples);
+// What the last launch of `set` did outside its outputs: guard zones and inputs. Empty: nothing.
+std::string inspect_buffers(const Launchable& l, int set) {
+  if (!l.watched) return {};
+  std::vector<std::string> problems;
+  std::vector<std::uint8_t> now;
+  for (const Watched& w : l.watched(set)) {
+    if (auto damage = describe_guard_damage(*w.buffer, w.name, w.element_bytes); !damage.empty())
+      problems.push_back(std::move(damage));
+    if (!w.original) continue;
+    now.resize(w.buffer->size());
+    w.buffer->download(now.data(), now.size());
+    if (auto change = describe_input_change(w, now); !change.empty()) problems.push_back(std::move(change));
   }
-  result.passed = true;
-  return result;
+  return fmt::format("{}", fmt::join(problems, "; "));
+}
+
+// A random pick from 0..count-1 other than `not_this`.
+int pick_other(Rng& rng, int count, int not_this) {
+  const int pick = static_cast<int>(rng.integer(0, count - 2));
+  return pick >= not_this ? pick + 1 : pick;
+}
+
+// How many warm-up and timed launches, which input set each uses and which contents it holds:
+// drawn from the run seed, so neither count nor order can be predicted by student code. No set
+// runs twice in a row, and a set gets other contents than it held at its previous launch.
+class TimingPlan {
+ public:
+  TimingPlan(const RunContext& ctx, const Case& c, const Launchable& l)
+      : l_(l), rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "timing plan " + ctx.task, c.name)) {
+    warmup = static_cast<int>(rng_.integer(ctx.manifest.warmup, ctx.manifest.warmup + 2));
+    repeats = static_cast<int>(rng_.integer(ctx.manifest.repeats, ctx.manifest.repeats + 4));
+    for (int i = 0; i < l.sets; ++i) contents_.push_back(i);
+  }
+  int next_set() {
+    if (l_.sets < 2) return 0;
+    previous_ = pick_other(rng_, l_.sets, previous_);
+    if (l_.load) {
+      contents_[previous_] = pick_other(rng_, l_.sets, contents_[previous_]);
+      l_.load(previous_, contents_[previous_]);
+    }
+    return previous_;
+  }
+  int warmup = 0, repeats = 0;
+
+ private:
+  const Launchable& l_;
+  Rng rng_;
+  std::vector<int> contents_;  // what each set holds now
+  int previous_ = 0;           // the correctness launch used set 0
+};
+
+class CaseRun {
+ public:
+  CaseRun(const RunContext& ctx, const Case& c, const Launchable& l) : ctx_(ctx), c_(c), l_(l) {
+    result_.name = c.name;
+    result_.work = l.work;
+  }
+
+  CaseResult run() {
+    if (!launch_checked(0, false, "")) return result_;
+    if (c_.timing && !time_launches()) return result_;
+    result_.passed = true;
+    return result_;
+  }
+
+ private:
+  bool fail(std::string message, std::string details, std::string finding = "") {
+    result_.passed = false;
+    result_.message = fmt::format("case {}: {}", c_.name, message);
+    result_.details = fmt::format("case {}: {}", c_.name, details);
+    result_.finding = std::move(finding);
+    return false;
+  }
+
+  // After a launch of `set`: guards, inputs, then the output (cheaply for warm-up and timed launches).
+  bool verify(int set, bool quick, const std::string& which) {
+    if (const std::string problem = inspect_buffers(l_, set); !problem.empty())
+      return fail(which + problem, which + problem, "buffer_violation");
+    const Comparison cmp = quick && l_.quick_check ? l_.quick_check(set) : l_.check(set);
+    if (!cmp.ok()) return fail(which + cmp.summary(), which + cmp.report());
+    return true;
+  }
+
+  bool launch_checked(int set, bool quick, const std::string& which) {
+    l_.prepare(set);
+    l_.launch(set);
+    ctx_.device.synchronize();
+    return verify(set, quick, which);
+  }
+
+  // One timed launch of `set` after a cache flush, then (every other time) one of the baseline.
+  bool timed_pair(int set, int number, int of) {
+    l_.prepare(set);
+    ctx_.device.flush_caches();
+    samples_.push_back(ctx_.device.time([&] { l_.launch(set); }).counted_ms());
+    if (!verify(set, true, fmt::format("the output of timed launch {} of {} (input set {}) is wrong: ", number, of, set + 1)))
+      return false;
+    // The baseline after every other launch: enough samples for its median at half the cost.
+    if (ctx_.baseline && number % 2 == 1) {
+      ctx_.baseline->prepare();
+      ctx_.device.flush_caches();
+      baseline_samples_.push_back(ctx_.device.time(ctx_.baseline->launch).counted_ms());
+    }
+    ctx_.heartbeat();
+    return true;
+  }
+
+  std::optional<double> ratio() const {
+    if (!ctx_.baseline || baseline_samples_.empty() || samples_.empty()) return std::nullopt;
+    return (l_.work / summarize(samples_).median) / (ctx_.baseline->work / summarize(baseline_samples_).median);
+  }
+
+  bool time_launches() {
+    TimingPlan plan(ctx_, c_, l_);
+    for (int i = 0; i < plan.warmup; ++i) {
+      if (!launch_checked(plan.next_set(), true, "the output of a warm-up launch is wrong: ")) return false;
+      ctx_.heartbeat();
+    }
+    for (int i = 0; i < plan.repeats; ++i)
+      if (!timed_pair(plan.next_set(), i + 1, plan.repeats)) return false;
+    // Just below the bound: one more round before it fails, so a burst of load cannot decide it.
+    if (const auto r = ratio(); r && ctx_.bound && *r < *ctx_.bound && *r >= *ctx_.bound * (1 - kBorderline))
+      for (int i = 0; i < plan.repeats; ++i)
+        if (!timed_pair(plan.next_set(), plan.repeats + i + 1, 2 * plan.repeats)) return false;
+    result_.timing = summarize(samples_);
+    if (ctx_.baseline && !baseline_samples_.empty())
+      result_.baseline_rate = ctx_.baseline->work / (summarize(baseline_samples_).median * 1e-3) / 1e9;
+    if (const auto r = ratio(); r && ctx_.bound) result_.borderline = std::fabs(*r / *ctx_.bound - 1) < kBorderline;
+    return within_speed_of_light();
+  }
+
+  // A GPU cannot beat its own memory or arithmetic; on a CPU device PoCL's copy is one thread's
+  // memcpy, not the memory's limit, so no bound is set there.
+  bool within_speed_of_light() {
+    if (!ctx_.calibration || ctx_.device.info().device_class != DeviceClass::gpu) return true;
+    const auto light = speed_of_light_ms(l_.least_bytes, l_.flops, *ctx_.calibration);
+    if (!faster_than_device(result_.timing->median, light)) return true;
+    const std::string why = fmt::format(
+        "faster than this device can do the work: the timed launch did not compute the result (median {:.4f} ms; "
+        "the device needs at least {:.4f} ms to move {:.0f} MB at its copy bandwidth{})",
+        result_.timing->median, *light, l_.least_bytes / 1e6, l_.flops > 0 ? " and do its flops at the FP32 peak" : "");
+    return fail(why, why, "faster_than_device");
+  }
+
+  const RunContext& ctx_;
+  const Case& c_;
+  const Launchable& l_;
+  CaseResult result_;
+  std::vector<double> samples_, baseline_samples_;
+};
+
+}  // namespace
+
+CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable) {
+  return CaseRun(ctx, c, launchable).run();
 }
 
 }  // namespace gpulab

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -27,25 +28,60 @@ struct RunContext {
   std::function<void()> heartbeat = [] {};
   // Where image labs write their pictures (input, output, reference, difference); empty: nowhere.
   std::filesystem::path pictures_dir = {};
+  // Set by the runner for each task: its name (seeds the timing plan), the calibrations (for the
+  // speed of light), and for a task with a threshold the calibration launch to interleave with the
+  // timed launches and the bound on the ratio of the two rates.
+  std::string task = {};
+  const Calibration* calibration = nullptr;
+  const Probe* baseline = nullptr;
+  std::optional<double> bound = {};
   // The case's own random stream: the same for the same run seed, lab, task and case.
   Rng rng(const Task& task, const Case& c) const {
     return Rng(derive_seed(run_seed, manifest.id, task.name, c.name));
   }
 };
 
+// How many input sets a case gets: a timing case rotates through several, in distinct buffers and
+// with different contents, so a kernel cannot reuse an earlier result by pointer or by content.
+inline constexpr int kTimingSets = 3;
+inline int input_sets(const Case& c) { return c.timing ? kTimingSets : 1; }
+
+// A buffer student code receives (allocated with Device::allocate_guarded), checked after every
+// launch: its guard zones, and for an input that its contents are unchanged.
+struct Watched {
+  Buffer* buffer;
+  std::string name;                 // as the contract names it: "a", "out"
+  std::size_t element_bytes;
+  const void* original = nullptr;   // an input's contents (buffer->size() bytes); null for outputs
+};
+
 // One case, ready to run: the runner prepares, launches, checks, and for a timing case repeats the
 // launch under the device clock and checks the output of a timed launch again.
 struct Launchable {
-  // Before every launch: fill every output with kPoisonByte, and restore inputs a launch changes
-  // (an in-place sort), so each launch, timed ones included, does the whole job.
-  std::function<void()> prepare;
-  std::function<void()> launch;          // call the student's function once
-  std::function<Comparison()> check;     // fetch the outputs and compare with the reference
-  double work = 0;                       // what one launch must do, in the driver's rate unit
+  int sets = 1;  // input sets, 0..sets-1: input_sets(case)
+  // Before every launch of a set: fill its outputs with kPoisonByte, and restore inputs a launch
+  // changes (an in-place sort), so each launch, timed ones included, does the whole job.
+  std::function<void(int set)> prepare;
+  std::function<void(int set)> launch;                 // call the student's function once
+  std::function<Comparison(int set)> check;            // fetch the set's outputs, compare with the reference
+  // For warm-up and timed launches: a cheaper check (sampled, or linear-time), empty: `check`.
+  std::function<Comparison(int set)> quick_check;
+  std::function<std::vector<Watched>(int set)> watched;  // the set's buffers student code receives
+  // Puts input contents `content` (0..sets-1) into the input buffers of `set`. The runner moves
+  // contents between sets during timing, so the same buffer never holds the same data twice in a
+  // row and a result cached by pointer is stale. Set i starts with contents i. Empty: contents stay.
+  std::function<void(int set, int content)> load;
+  double work = 0;         // what one launch must do, in the driver's rate unit
+  // The least a correct launch must do, for the speed of light: bytes read and written, flops.
+  double least_bytes = 0;
+  double flops = 0;
 };
 
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable);
 
+// Median time in ms of one launch of `probe` on the device, after warm-up launches, each timed
+// launch after a cache flush: for calibrations.
+double median_launch_ms(const RunContext& ctx, const Probe& probe);
 // Median time in ms of `launch` on the device, after warm-up launches: for calibrations.
 // `prepare` runs, untimed, before every launch (e.g. fresh input for an in-place sort).
 double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch,

@@ -46,7 +46,8 @@ FAIL_EDGE = "#b4581a"
 STATUS_WORDS = {"passed": "passed", "wrong_result": "wrong result", "too_slow": "too slow",
                 "not_implemented": "not implemented", "compile_error": "compile error", "kernel_fault": "kernel fault",
                 "timeout": "timed out", "crashed": "crashed", "error": "error", "not_run": "not run",
-                "rejected": "rejected", "missing": "no result"}
+                "rejected": "rejected", "buffer_violation": "buffer violation",
+                "impossible_speed": "impossible speed", "missing": "no result"}
 # The metric names of common/src/metrics.cpp; a fraction prints as a percentage, a speedup with ×.
 METRIC_WORDS = {"copy_fraction": "fraction of the device's copy bandwidth",
                 "library_fraction": "fraction of the vendor library", "peak_fraction": "fraction of the FP32 peak",
@@ -560,9 +561,13 @@ def issues(batch: Batch, student: Student) -> str:
             items.append(f"<li>{esc(lab)}: {esc(short(record['error']))}</li>")
         for t in record["tasks"]:
             status = text(t.get("status"))
-            if status and status != "passed" and not t.get("bonus"):
+            # A finding (a timed launch faster than the device, a buffer violation) is flagged even
+            # on a bonus task: it says the code tried to game the grader.
+            finding = text(t.get("finding"))
+            if (status and status != "passed" and not t.get("bonus")) or finding:
                 message = short(t.get("message"), 100)
-                items.append(f"<li>{esc(lab)} · {esc(t['task'])}: {esc(STATUS_WORDS.get(status, status))}"
+                flag = "⚑ flagged for review: " if finding else ""
+                items.append(f"<li>{flag}{esc(lab)} · {esc(t['task'])}: {esc(STATUS_WORDS.get(status, status))}"
                              + (f' <span class="note">— {esc(message)}</span>' if message else "") + "</li>")
     shown = items[:6]
     if len(items) > 6:

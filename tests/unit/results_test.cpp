@@ -96,3 +96,35 @@ TEST_CASE("the FP32 peak estimate counts every lane of every multiprocessor at t
   CHECK_FALSE(nvidia_fp32_lanes(6, 1));    // not in the table: no guess
   CHECK_FALSE(nvidia_peak_gflops(9, 0, 0, 1980));
 }
+
+TEST_CASE("a buffer violation and an impossible speed are statuses of their own, with their finding, borderline and interleaved baseline kept in JSON") {
+  TaskResult t;
+  t.task = "tiled";
+  t.status = Status::impossible_speed;
+  t.finding = "faster_than_device";
+  t.borderline = true;
+  CaseResult c;
+  c.name = "4096x4096x4096";
+  c.finding = "faster_than_device";
+  c.baseline_rate = 5300;
+  c.borderline = true;
+  t.cases.push_back(c);
+  const nlohmann::json j = t;
+  CHECK(j.at("status") == "impossible_speed");
+  CHECK(j.at("finding") == "faster_than_device");
+  const auto back = j.get<TaskResult>();
+  CHECK(back.status == Status::impossible_speed);
+  CHECK(back.finding == "faster_than_device");
+  CHECK(back.borderline);
+  REQUIRE(back.cases.size() == 1);
+  CHECK(back.cases[0].finding == "faster_than_device");
+  CHECK(back.cases[0].baseline_rate == doctest::Approx(5300));
+  CHECK(back.cases[0].borderline);
+  CHECK(status_from_string("buffer_violation") == Status::buffer_violation);
+  CHECK(std::string(describe(Status::buffer_violation)) == "buffer violation");
+  CHECK(std::string(describe(Status::impossible_speed)) == "impossible speed");
+  // An ordinary result carries no finding and is not borderline.
+  const nlohmann::json plain = TaskResult{};
+  CHECK(!plain.contains("finding"));
+  CHECK(!plain.contains("borderline"));
+}

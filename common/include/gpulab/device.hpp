@@ -53,7 +53,21 @@ class Buffer {
   virtual void upload(const void* host, std::size_t bytes) = 0;
   virtual void download(void* host, std::size_t bytes) = 0;
   virtual void fill(std::uint8_t byte) = 0;  // every byte of the buffer, synchronously
+  // A guarded buffer has kGuardBytes of kGuardByte before and after the region student code gets,
+  // so a write past either end lands there and is found; an ordinary buffer has none.
+  virtual bool guarded() const { return false; }
+  // Copies the front and back guard zones (kGuardBytes each) to the host.
+  virtual void read_guards(std::vector<std::uint8_t>& front, std::vector<std::uint8_t>& back);
+  // Refills both guard zones with kGuardByte (after damage was reported, or at allocation).
+  virtual void reset_guards() {}
 };
+
+inline constexpr std::size_t kGuardBytes = 64 * 1024;  // more than a tile row of any lab's data
+inline constexpr std::uint8_t kGuardByte = 0xA5;
+
+// What a launch did to the guard zones of `buffer` (named `name` for the student, elements of
+// `element_bytes`): "wrote 4 elements past the end of out, indices 1024..1027"; empty when intact.
+std::string describe_guard_damage(Buffer& buffer, const std::string& name, std::size_t element_bytes);
 
 struct LaunchTiming {
   double device_ms = 0;  // between device events recorded around the launch
@@ -68,6 +82,13 @@ class Device {
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const = 0;
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
+  // A buffer with guard zones (see Buffer::guarded): what student code receives.
+  virtual std::unique_ptr<Buffer> allocate_guarded(std::size_t bytes) = 0;
+  // Enqueues a device-to-device copy of `bytes` (the copy calibration, interleaved with timing).
+  virtual void copy(Buffer& from, Buffer& to, std::size_t bytes) = 0;
+  // Writes a scratch buffer of twice the device's last-level cache and waits for it, so the next
+  // launch finds none of its data in the cache (before every timed launch, outside the timing).
+  virtual void flush_caches() = 0;
   // Waits for all work on the device; throws ApiError/DeviceFault for an error of earlier work.
   virtual void synchronize() = 0;
   // Runs `launch` between two device events and synchronises the whole device.

@@ -1,6 +1,7 @@
 // Performance metrics: a task's rate (in its lab's unit: GB/s, GFLOP/s, Gkeys/s) divided by a
 // calibration measured in the same run on the same device, so one threshold fits every GPU.
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -8,12 +9,33 @@
 
 namespace gpulab {
 
+// A calibration launch that can be measured again, interleaved with a student's timed launches
+// (so a clock change or another process hits both): `work` in the lab's unit per launch.
+struct Probe {
+  std::function<void()> prepare = [] {};  // untimed, before every launch
+  std::function<void()> launch;
+  double work = 0;
+};
+
 // Rates measured before the tasks, in the lab's unit.
 struct Calibration {
   std::string unit = "GB/s";
   std::string library;                   // what "library" is, e.g. "cuBLAS SGEMM"
   std::map<std::string, double> rates;   // keys: copy, library, naive, cpu_1core, cpu_all_cores
+  std::map<std::string, Probe> probes;   // device calibrations that can be re-measured, same keys
+  std::optional<double> copy_gbps;       // device copy bandwidth, every lab (for the speed of light)
+  std::optional<double> peak_gflops;     // estimated FP32 peak, where known
 };
+
+// The least time in ms the device can do a launch's work in: `least_bytes` of memory traffic at
+// the copy bandwidth, and `flops` at the FP32 peak; empty when neither is known.
+std::optional<double> speed_of_light_ms(double least_bytes, double flops, const Calibration& calibration);
+// Whether a launch of median `median_ms` beat the speed of light by more than the margin (10%:
+// a kernel can beat the copy calibration by a few percent, never by ten).
+bool faster_than_device(double median_ms, std::optional<double> light_ms);
+inline constexpr double kSpeedOfLightMargin = 1.10;
+// A ratio within this fraction of its bound is measured again before it fails, and reported as borderline.
+inline constexpr double kBorderline = 0.05;
 
 struct Metric {
   const char* name;         // as in a manifest's threshold: "copy_fraction"

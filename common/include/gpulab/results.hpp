@@ -24,6 +24,8 @@ enum class Status {
   error,            // an API call failed (bad launch configuration, allocation, ...)
   not_run,          // skipped because of an earlier failure that prevents it
   rejected,         // the student's files use something the lab forbids (a vendor library)
+  buffer_violation, // wrote outside a buffer it was given, or changed an input
+  impossible_speed, // timed faster than the device can do the work: the timed launch did not compute it
 };
 const char* to_string(Status s);
 Status status_from_string(const std::string& s);
@@ -39,6 +41,12 @@ struct CaseResult {
   std::optional<TimingSummary> timing;  // for timed cases, over the timed launches
   double work = 0;       // what one launch must do, in the lab's unit: bytes moved, flops, keys
   std::vector<std::string> pictures;  // image labs: the PNGs written for this case
+  // Set when the case failed for a reason of its own kind rather than a mismatch:
+  // "buffer_violation" (guard zones or inputs), "faster_than_device" (speed of light).
+  std::string finding;
+  // The threshold's calibration, measured interleaved with this case's timed launches (its rate).
+  std::optional<double> baseline_rate;
+  bool borderline = false;  // the ratio ended within a few percent of the bound (re-measured)
   // Work per second, in units of 1e9 (GB/s, GFLOP/s, Gkeys/s), from the median time.
   std::optional<double> rate() const;
 };
@@ -60,6 +68,9 @@ struct TaskResult {
   double points = 0;
   double max_points = 0;
   bool bonus = false;
+  // For the instructor: "faster_than_device" or "buffer_violation" (see CaseResult::finding).
+  std::string finding;
+  bool borderline = false;  // the ratio was within a few percent of the threshold
   std::vector<CaseResult> cases;
 };
 

@@ -45,6 +45,33 @@ std::string diagnose(const std::vector<std::uint32_t>& got) {
   return fmt::format("not sorted at index {}: {} > {} (around it: {})", i, got[i], got[i + 1], around);
 }
 
+// A fingerprint of a multiset of keys that no order changes: two sums of mixed keys.
+std::pair<std::uint64_t, std::uint64_t> fingerprint(const std::vector<std::uint32_t>& keys) {
+  std::uint64_t sum = 0, mixed = 0;
+  for (std::uint32_t key : keys) {
+    std::uint64_t z = key + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    sum += z ^ (z >> 31);
+    mixed += (z ^ (z >> 29)) * (z | 1);
+  }
+  return {sum, mixed};
+}
+
+// A linear-time check of a timed sort: the output is in order and holds the input's keys.
+Comparison linear_check(const std::vector<std::uint32_t>& got, std::pair<std::uint64_t, std::uint64_t> input) {
+  Comparison cmp;
+  cmp.total = got.size();
+  for (std::size_t i = 1; i < got.size(); ++i) cmp.wrong += got[i - 1] > got[i];
+  if (cmp.wrong > 0) {
+    cmp.note = diagnose(got);
+  } else if (fingerprint(got) != input) {
+    cmp.wrong = 1;
+    cmp.note = "the output is sorted but is not a permutation of the input: keys were lost or duplicated";
+  }
+  return cmp;
+}
+
 class BitonicDriver final : public LabDriver {
  public:
   std::string rate_unit() const override { return "Gkeys/s"; }
@@ -52,16 +79,22 @@ class BitonicDriver final : public LabDriver {
   void calibrate(const RunContext& ctx, const Case& timing, Calibration& cal) override {
     const int n = static_cast<int>(case_int(timing, "n"));
     Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "calibration", timing.name));
-    std::vector<std::uint32_t> keys(n);
-    for (auto& k : keys) k = static_cast<std::uint32_t>(rng.next());
-    auto buffer = ctx.device.allocate(keys.size() * sizeof(std::uint32_t));
+    calibration_keys_.resize(n);
+    for (auto& k : calibration_keys_) k = static_cast<std::uint32_t>(rng.next());
+    const std::vector<std::uint32_t>& keys = calibration_keys_;
+    calibration_buffer_ = ctx.device.allocate(keys.size() * sizeof(std::uint32_t));
+    Buffer* buffer = calibration_buffer_.get();
     // Fresh keys before every launch: on sorted keys a network swaps nothing and looks faster.
     auto rate_of = [&](const labs::SortLaunch& sort) {
       const double ms = median_launch_ms(ctx, [&] { sort(*buffer, n); },
                                          [&] { buffer->upload(keys.data(), keys.size() * sizeof(std::uint32_t)); });
       return n / (ms * 1e-3) / 1e9;
     };
-    cal.rates["naive"] = rate_of(labs::harness_naive_sort(ctx.device));
+    naive_ = labs::harness_naive_sort(ctx.device);
+    cal.rates["naive"] = rate_of(naive_);
+    // Kept, to be measured again between a task's timed launches (the naive_speedup bound).
+    cal.probes["naive"] = Probe{[this] { calibration_buffer_->upload(calibration_keys_.data(), calibration_keys_.size() * 4); },
+                                [this, n] { naive_(*calibration_buffer_, n); }, static_cast<double>(n)};
     if (auto vendor = labs::vendor_sort(ctx.device, n)) {
       cal.library = vendor->name;
       cal.rates["library"] = rate_of(vendor->launch);
@@ -83,26 +116,57 @@ class BitonicDriver final : public LabDriver {
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
     Rng rng = ctx.rng(task, c);
-    const std::vector<std::uint32_t> input = make_keys(c, rng);
-    std::vector<std::uint32_t> expected = input;
+    // Input sets in distinct buffers with different keys: contents 0 are compared with std::sort's
+    // result, every later launch with a linear check (in order, and the same keys). The runner
+    // moves contents between sets during timing (load), so no buffer is sorted from the same keys twice.
+    struct Contents {
+      std::vector<std::uint32_t> input;
+      std::pair<std::uint64_t, std::uint64_t> keys_fingerprint;
+    };
+    struct Set {
+      std::unique_ptr<Buffer> keys;
+      int holds = 0;
+    };
+    const int count_of_sets = input_sets(c);
+    std::vector<Contents> contents(count_of_sets);
+    std::vector<Set> sets(count_of_sets);
+    for (int i = 0; i < count_of_sets; ++i) {
+      contents[i].input = make_keys(c, rng);
+      contents[i].keys_fingerprint = fingerprint(contents[i].input);
+      sets[i] = {ctx.device.allocate_guarded(contents[i].input.size() * sizeof(std::uint32_t)), i};
+    }
+    std::vector<std::uint32_t> expected = contents[0].input;
     std::sort(expected.begin(), expected.end());
-    const std::size_t bytes = input.size() * sizeof(std::uint32_t);
-    auto keys = ctx.device.allocate(bytes);
+    const std::size_t bytes = expected.size() * sizeof(std::uint32_t);
     const auto sort = labs::bind_sort(ctx.device, task.function);
-    std::vector<std::uint32_t> got(input.size());
+    std::vector<std::uint32_t> got(expected.size());
 
     Launchable l;
-    l.prepare = [&] { keys->upload(input.data(), bytes); };  // the sort works in place
-    l.launch = [&] { sort(*keys, static_cast<int>(input.size())); };
-    l.check = [&] {
-      keys->download(got.data(), bytes);
+    l.sets = count_of_sets;
+    l.load = [&](int i, int what) { sets[i].holds = what; };
+    l.prepare = [&](int i) { sets[i].keys->upload(contents[sets[i].holds].input.data(), bytes); };  // sorts in place
+    l.launch = [&](int i) { sort(*sets[i].keys, static_cast<int>(expected.size())); };
+    l.quick_check = [&](int i) {
+      sets[i].keys->download(got.data(), bytes);
+      return linear_check(got, contents[sets[i].holds].keys_fingerprint);
+    };
+    l.check = [&](int i) {
+      if (sets[i].holds != 0) return l.quick_check(i);
+      sets[i].keys->download(got.data(), bytes);
       Comparison cmp = compare_exact<std::uint32_t>(expected, got);
       if (!cmp.ok()) cmp.note = diagnose(got);
       return cmp;
     };
-    l.work = static_cast<double>(input.size());
+    l.watched = [&](int i) { return std::vector<Watched>{{sets[i].keys.get(), "keys", sizeof(std::uint32_t)}}; };
+    l.work = static_cast<double>(expected.size());
+    l.least_bytes = 2.0 * static_cast<double>(bytes);  // every key read and written once
     return execute(ctx, c, l);
   }
+
+ private:
+  std::vector<std::uint32_t> calibration_keys_;
+  std::unique_ptr<Buffer> calibration_buffer_;
+  labs::SortLaunch naive_;
 };
 
 }  // namespace

@@ -111,6 +111,20 @@ std::vector<std::string> write_pictures(const fs::path& folder, const std::strin
   return written;
 }
 
+// Input set `set` of a case: set 0 as generated, then mirrored left-right, top-bottom, both. Every
+// filter here is symmetric and clamps at the edges, so the reference of a mirrored image is the
+// mirrored reference: different contents in every set, at no extra reference cost.
+Image mirrored(const Image& image, int set) {
+  if (set % 4 == 0) return image;
+  Image out(image.width, image.height);
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x) {
+      const int sx = set % 2 ? image.width - 1 - x : x, sy = set % 4 >= 2 ? image.height - 1 - y : y;
+      out.at(x, y) = image.at(sx, sy);
+    }
+  return out;
+}
+
 class FilterDriver final : public LabDriver {
  public:
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
@@ -119,34 +133,62 @@ class FilterDriver final : public LabDriver {
     const Filter filter = filter_of(task.function, c);
     const Image expected = filter.reference(input);
     const std::size_t bytes = input.bytes();
-    auto in = ctx.device.allocate(bytes);
-    auto temp = ctx.device.allocate(bytes);
-    auto out = ctx.device.allocate(bytes);
-    in->upload(input.pixels.data(), bytes);
+    // Input sets in distinct buffers, holding mirrored copies of the case's image; the runner moves
+    // contents between sets during timing (load), so no buffer repeats its data.
+    struct Contents {
+      Image input, expected;
+    };
+    struct Set {
+      std::unique_ptr<Buffer> in, temp, out;
+      int holds = 0;
+    };
+    const int count_of_sets = input_sets(c);
+    std::vector<Contents> contents(count_of_sets);
+    std::vector<Set> sets(count_of_sets);
+    for (int i = 0; i < count_of_sets; ++i) {
+      contents[i] = {mirrored(input, i), mirrored(expected, i)};
+      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), i};
+      sets[i].in->upload(contents[i].input.pixels.data(), bytes);
+    }
     const auto launch = labs::bind_filter(ctx.device, task.function);
     const int radius = static_cast<int>(c.params.value("radius", 0));
     Image got(input.width, input.height);
+    int last_checked = 0;  // the contents whose output `got` holds, for the pictures
 
     Launchable l;
-    l.prepare = [&] {
-      temp->fill(kPoisonByte);
-      out->fill(kPoisonByte);
+    l.sets = count_of_sets;
+    l.load = [&](int i, int what) {
+      sets[i].holds = what;
+      sets[i].in->upload(contents[what].input.pixels.data(), bytes);
     };
-    l.launch = [&] { launch(*in, *temp, *out, input.width, input.height, radius); };
-    l.check = [&] {
-      out->download(got.pixels.data(), bytes);
-      Comparison cmp = compare_exact<Rgba>(expected.pixels, got.pixels, static_cast<std::size_t>(input.width));
-      if (!cmp.ok()) cmp.note = diagnose(expected, got, filter.reach);
+    l.prepare = [&](int i) {
+      sets[i].temp->fill(kPoisonByte);
+      sets[i].out->fill(kPoisonByte);
+    };
+    l.launch = [&](int i) { launch(*sets[i].in, *sets[i].temp, *sets[i].out, input.width, input.height, radius); };
+    l.check = [&](int i) {
+      last_checked = sets[i].holds;
+      const Image& reference = contents[last_checked].expected;
+      sets[i].out->download(got.pixels.data(), bytes);
+      Comparison cmp = compare_exact<Rgba>(reference.pixels, got.pixels, static_cast<std::size_t>(input.width));
+      if (!cmp.ok()) cmp.note = diagnose(reference, got, filter.reach);
       return cmp;
     };
+    l.watched = [&](int i) {
+      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(Rgba), contents[sets[i].holds].input.pixels.data()},
+                                  {sets[i].temp.get(), "temp", sizeof(Rgba)},
+                                  {sets[i].out.get(), "out", sizeof(Rgba)}};
+    };
     l.work = 2.0 * filter.passes * static_cast<double>(bytes);
+    l.least_bytes = 2.0 * static_cast<double>(bytes);  // a fused filter reads and writes the image once
     CaseResult result = execute(ctx, c, l);
 
     // Pictures of the cases the manifest marks, and of every wrong one a student can open.
     const bool wanted = c.params.value("picture", false) || (!result.passed && input.pixels.size() <= (1u << 22));
     if (wanted && !ctx.pictures_dir.empty()) {
       try {
-        result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, input, got, expected);
+        result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, contents[last_checked].input, got,
+                                         contents[last_checked].expected);
         if (!result.passed) result.details += fmt::format("\nsee the difference: {}", result.pictures.back());
       } catch (const std::exception& e) {  // a full disk must not cost the student the case
         result.details += fmt::format("\n(no pictures for this case: {})", e.what());
