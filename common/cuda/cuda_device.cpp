@@ -77,6 +77,10 @@ class CudaBuffer final : public Buffer {
   void download(void* host, std::size_t bytes) override {
     check(cudaMemcpy(host, ptr(), bytes, cudaMemcpyDeviceToHost), "copying the result back from the device");
   }
+  void download_range(void* host, std::size_t offset, std::size_t bytes) override {
+    check(cudaMemcpy(host, static_cast<char*>(ptr()) + offset, bytes, cudaMemcpyDeviceToHost),
+          "copying part of a buffer back from the device");
+  }
   void fill(std::uint8_t byte) override {
     check(cudaMemset(ptr(), byte, size_), "filling an output buffer with the poison pattern");
     check(cudaDeviceSynchronize(), "waiting for the poison fill");

@@ -55,6 +55,11 @@ struct Watched {
   const void* original = nullptr;   // an input's contents (buffer->size() bytes); null for outputs
 };
 
+struct ExactOutput {
+  Buffer* buffer;
+  const void* expected;  // buffer->size() bytes
+};
+
 // One case, ready to run: the runner prepares, launches, checks, and for a timing case repeats the
 // launch under the device clock and checks the output of a timed launch again.
 struct Launchable {
@@ -67,6 +72,9 @@ struct Launchable {
   // For warm-up and timed launches: a cheaper check (sampled, or linear-time), empty: `check`.
   std::function<Comparison(int set)> quick_check;
   std::function<std::vector<Watched>(int set)> watched;  // the set's buffers student code receives
+  // Outputs whose right contents are known byte for byte (exact labs): warm-up and timed launches
+  // compare random parts of them, and only a difference costs a full `check`. Empty: `quick_check`.
+  std::function<std::vector<ExactOutput>(int set)> exact_outputs;
   // Puts input contents `content` (0..sets-1) into the input buffers of `set`. The runner moves
   // contents between sets during timing, so the same buffer never holds the same data twice in a
   // row and a result cached by pointer is stale. Set i starts with contents i. Empty: contents stay.

@@ -174,6 +174,9 @@ class FilterDriver final : public LabDriver {
       if (!cmp.ok()) cmp.note = diagnose(reference, got, filter.reach);
       return cmp;
     };
+    l.exact_outputs = [&](int i) {
+      return std::vector<ExactOutput>{{sets[i].out.get(), contents[sets[i].holds].expected.pixels.data()}};
+    };
     l.watched = [&](int i) {
       return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(Rgba), contents[sets[i].holds].input.pixels.data()},
                                   {sets[i].temp.get(), "temp", sizeof(Rgba)},

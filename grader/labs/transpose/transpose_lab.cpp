@@ -48,6 +48,9 @@ class TransposeDriver final : public LabDriver {
       // The output has `rows` columns.
       return compare_exact<float>(contents[sets[i].holds].expected, got, static_cast<std::size_t>(rows));
     };
+    l.exact_outputs = [&](int i) {
+      return std::vector<ExactOutput>{{sets[i].out.get(), contents[sets[i].holds].expected.data()}};
+    };
     l.watched = [&](int i) {
       return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(float), contents[sets[i].holds].input.data()},
                                   {sets[i].out.get(), "out", sizeof(float)}};
