@@ -57,7 +57,8 @@ struct Watched {
 
 struct ExactOutput {
   Buffer* buffer;
-  const void* expected;  // buffer->size() bytes
+  const void* expected;      // buffer->size() bytes
+  std::uint32_t xor_mask = 0;  // the buffer should hold `expected` with every 4-byte word XORed with it
 };
 
 // One case, ready to run: the runner prepares, launches, checks, and for a timing case repeats the

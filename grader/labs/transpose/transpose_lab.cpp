@@ -1,10 +1,21 @@
 #include "transpose_lab.hpp"
 
+#include <bit>
+#include <cstdint>
+
 #include "gpulab/reference.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {
 namespace {
+
+// `values` with every element's bits XORed with `mask`.
+std::vector<float> masked(const std::vector<float>& values, std::uint32_t mask) {
+  std::vector<float> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out[i] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(values[i]) ^ mask);
+  return out;
+}
 
 class TransposeDriver final : public LabDriver {
  public:
@@ -13,46 +24,48 @@ class TransposeDriver final : public LabDriver {
     const auto cols = static_cast<int>(case_int(c, "cols"));
     const std::size_t count = static_cast<std::size_t>(rows) * cols, bytes = count * sizeof(float);
     Rng rng = ctx.rng(task, c);
-    // Input sets in distinct buffers with different contents; the transpose of each is cheap. The
-    // runner moves contents between sets during timing (load), so no buffer repeats its data.
-    struct Contents {
-      std::vector<float> input, expected;
-    };
+    // One input and its transpose; each input set holds them with every element's bits XORed with a
+    // mask of its own (sign and mantissa: the numbers stay finite), and a set gets a new mask before
+    // each warm-up and timed launch. A transpose moves bits, so the expected output is the transpose
+    // XORed with the same mask: 2^24 contents, none seen twice, and no cache of results can hit.
+    std::vector<float> input(count);
+    for (float& x : input) x = rng.uniform(-1.0f, 1.0f);
+    const std::vector<float> expected = reference::transpose(input, rows, cols);
+    Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
+    auto new_mask = [&] { return static_cast<std::uint32_t>(masks.next()) & 0x807FFFFFu | 1u; };
     struct Set {
       std::unique_ptr<Buffer> in, out;
-      int holds = 0;  // which contents
+      std::vector<float> input;  // what `in` holds: `input` XORed with `mask`
+      std::uint32_t mask = 0;
     };
     const int count_of_sets = input_sets(c);
-    std::vector<Contents> contents(count_of_sets);
     std::vector<Set> sets(count_of_sets);
+    auto hold = [&](Set& set, std::uint32_t mask) {
+      set.mask = mask;
+      set.input = masked(input, mask);
+      set.in->upload(set.input.data(), bytes);
+    };
     for (int i = 0; i < count_of_sets; ++i) {
-      contents[i].input.resize(count);
-      for (float& x : contents[i].input) x = rng.uniform(-1.0f, 1.0f);
-      contents[i].expected = reference::transpose(contents[i].input, rows, cols);
-      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), i};
-      sets[i].in->upload(contents[i].input.data(), bytes);
+      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), {}, 0};
+      hold(sets[i], i == 0 ? 0 : new_mask());  // the first launch of a case sees the plain input
     }
     const auto launch = labs::bind_transpose(ctx.device, task.function);
     std::vector<float> got(count);
 
     Launchable l;
     l.sets = count_of_sets;
-    l.load = [&](int i, int what) {
-      sets[i].holds = what;
-      sets[i].in->upload(contents[what].input.data(), bytes);
-    };
+    l.load = [&](int i, int) { hold(sets[i], new_mask()); };
     l.prepare = [&](int i) { sets[i].out->fill(kPoisonByte); };
     l.launch = [&](int i) { launch(*sets[i].in, *sets[i].out, rows, cols); };
     l.check = [&](int i) {
       sets[i].out->download(got.data(), bytes);
       // The output has `rows` columns.
-      return compare_exact<float>(contents[sets[i].holds].expected, got, static_cast<std::size_t>(rows));
+      return compare_exact<float>(sets[i].mask ? masked(expected, sets[i].mask) : expected, got,
+                                  static_cast<std::size_t>(rows));
     };
-    l.exact_outputs = [&](int i) {
-      return std::vector<ExactOutput>{{sets[i].out.get(), contents[sets[i].holds].expected.data()}};
-    };
+    l.exact_outputs = [&](int i) { return std::vector<ExactOutput>{{sets[i].out.get(), expected.data(), sets[i].mask}}; };
     l.watched = [&](int i) {
-      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(float), contents[sets[i].holds].input.data()},
+      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(float), sets[i].input.data()},
                                   {sets[i].out.get(), "out", sizeof(float)}};
     };
     l.work = l.least_bytes = 2.0 * static_cast<double>(bytes);
