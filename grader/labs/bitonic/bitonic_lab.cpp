@@ -118,7 +118,9 @@ class BitonicDriver final : public LabDriver {
     Rng rng = ctx.rng(task, c);
     // Input sets in distinct buffers with different keys: contents 0 are compared with std::sort's
     // result, every later launch with a linear check (in order, and the same keys). The runner
-    // moves contents between sets during timing (load), so no buffer is sorted from the same keys twice.
+    // moves contents between sets during timing (load), and each load XORs the keys with a new
+    // random mask: a new multiset every time, so no cache of sorted results (not even one keyed by
+    // an order-free hash of the keys) can hit.
     struct Contents {
       std::vector<std::uint32_t> input;
       std::pair<std::uint64_t, std::uint64_t> keys_fingerprint;
@@ -126,6 +128,9 @@ class BitonicDriver final : public LabDriver {
     struct Set {
       std::unique_ptr<Buffer> keys;
       int holds = 0;
+      std::uint32_t mask = 0;                 // holds contents[holds] XORed with it
+      std::vector<std::uint32_t> input;       // what a launch sorts (for a mask)
+      std::pair<std::uint64_t, std::uint64_t> keys_fingerprint;
     };
     const int count_of_sets = input_sets(c);
     std::vector<Contents> contents(count_of_sets);
@@ -133,8 +138,10 @@ class BitonicDriver final : public LabDriver {
     for (int i = 0; i < count_of_sets; ++i) {
       contents[i].input = make_keys(c, rng);
       contents[i].keys_fingerprint = fingerprint(contents[i].input);
-      sets[i] = {ctx.device.allocate_guarded(contents[i].input.size() * sizeof(std::uint32_t)), i};
+      sets[i] = {ctx.device.allocate_guarded(contents[i].input.size() * sizeof(std::uint32_t)), i, 0, {},
+                 contents[i].keys_fingerprint};
     }
+    Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
     std::vector<std::uint32_t> expected = contents[0].input;
     std::sort(expected.begin(), expected.end());
     const std::size_t bytes = expected.size() * sizeof(std::uint32_t);
@@ -143,15 +150,25 @@ class BitonicDriver final : public LabDriver {
 
     Launchable l;
     l.sets = count_of_sets;
-    l.load = [&](int i, int what) { sets[i].holds = what; };
-    l.prepare = [&](int i) { sets[i].keys->upload(contents[sets[i].holds].input.data(), bytes); };  // sorts in place
+    l.load = [&](int i, int what) {
+      Set& set = sets[i];
+      set.holds = what;
+      set.mask = static_cast<std::uint32_t>(masks.next()) | 1u;
+      set.input = contents[what].input;
+      for (auto& key : set.input) key ^= set.mask;
+      set.keys_fingerprint = fingerprint(set.input);
+    };
+    l.prepare = [&](int i) {  // it sorts in place: the keys again before every launch
+      const Set& set = sets[i];
+      set.keys->upload(set.mask ? set.input.data() : contents[set.holds].input.data(), bytes);
+    };
     l.launch = [&](int i) { sort(*sets[i].keys, static_cast<int>(expected.size())); };
     l.quick_check = [&](int i) {
       sets[i].keys->download(got.data(), bytes);
-      return linear_check(got, contents[sets[i].holds].keys_fingerprint);
+      return linear_check(got, sets[i].keys_fingerprint);
     };
     l.check = [&](int i) {
-      if (sets[i].holds != 0) return l.quick_check(i);
+      if (sets[i].holds != 0 || sets[i].mask != 0) return l.quick_check(i);
       sets[i].keys->download(got.data(), bytes);
       Comparison cmp = compare_exact<std::uint32_t>(expected, got);
       if (!cmp.ok()) cmp.note = diagnose(got);
