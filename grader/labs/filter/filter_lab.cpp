@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include "gpulab/image.hpp"
@@ -69,6 +70,17 @@ Filter filter_of(const std::string& function, const Case& c) {
 }
 
 // Where the wrong pixels are tells what is wrong: only near the edges is a clamping mistake.
+// `image` with its channels reordered: channel k of the result is channel order[k] of `image`.
+Image with_channels(const Image& image, const std::array<int, 4>& order) {
+  Image out = image;
+  for (std::size_t p = 0; p < image.pixels.size(); ++p) {
+    const Rgba& from = image.pixels[p];
+    const std::uint8_t channels[4] = {from.r, from.g, from.b, from.a};
+    out.pixels[p] = {channels[order[0]], channels[order[1]], channels[order[2]], channels[order[3]]};
+  }
+  return out;
+}
+
 std::string diagnose(const Image& expected, const Image& got, int reach) {
   std::size_t wrong = 0, near_edge = 0;
   for (int y = 0; y < expected.height; ++y)
@@ -134,32 +146,42 @@ class FilterDriver final : public LabDriver {
     const Image expected = filter.reference(input);
     const std::size_t bytes = input.bytes();
     // Input sets in distinct buffers, holding mirrored copies of the case's image; the runner moves
-    // contents between sets during timing (load), so no buffer repeats its data.
+    // contents between sets during timing (load), so no buffer repeats its data, and each load also
+    // permutes the four channels at random (every filter works per channel, so the expected output
+    // is permuted the same way): 72 contents, so a cache of results rarely hits.
     struct Contents {
       Image input, expected;
     };
     struct Set {
       std::unique_ptr<Buffer> in, temp, out;
       int holds = 0;
+      Image input, expected;  // what `in` holds and what `out` must, after the load's permutation
     };
     const int count_of_sets = input_sets(c);
     std::vector<Contents> contents(count_of_sets);
     std::vector<Set> sets(count_of_sets);
     for (int i = 0; i < count_of_sets; ++i) {
       contents[i] = {mirrored(input, i), mirrored(expected, i)};
-      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), i};
+      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), i,
+                 contents[i].input, contents[i].expected};
       sets[i].in->upload(contents[i].input.pixels.data(), bytes);
     }
     const auto launch = labs::bind_filter(ctx.device, task.function);
     const int radius = static_cast<int>(c.params.value("radius", 0));
     Image got(input.width, input.height);
-    int last_checked = 0;  // the contents whose output `got` holds, for the pictures
+    int last_checked = 0;  // the set whose output `got` holds, for the pictures
+    Rng permutations(derive_seed(ctx.run_seed, ctx.manifest.id, "channels " + task.name, c.name));
 
     Launchable l;
     l.sets = count_of_sets;
     l.load = [&](int i, int what) {
-      sets[i].holds = what;
-      sets[i].in->upload(contents[what].input.pixels.data(), bytes);
+      std::array<int, 4> order{0, 1, 2, 3};
+      for (int k = 3; k > 0; --k) std::swap(order[k], order[permutations.integer(0, k)]);
+      Set& set = sets[i];
+      set.holds = what;
+      set.input = with_channels(contents[what].input, order);
+      set.expected = with_channels(contents[what].expected, order);
+      set.in->upload(set.input.pixels.data(), bytes);
     };
     l.prepare = [&](int i) {
       sets[i].temp->fill(kPoisonByte);
@@ -167,18 +189,18 @@ class FilterDriver final : public LabDriver {
     };
     l.launch = [&](int i) { launch(*sets[i].in, *sets[i].temp, *sets[i].out, input.width, input.height, radius); };
     l.check = [&](int i) {
-      last_checked = sets[i].holds;
-      const Image& reference = contents[last_checked].expected;
+      last_checked = i;
+      const Image& reference = sets[i].expected;
       sets[i].out->download(got.pixels.data(), bytes);
       Comparison cmp = compare_exact<Rgba>(reference.pixels, got.pixels, static_cast<std::size_t>(input.width));
       if (!cmp.ok()) cmp.note = diagnose(reference, got, filter.reach);
       return cmp;
     };
     l.exact_outputs = [&](int i) {
-      return std::vector<ExactOutput>{{sets[i].out.get(), contents[sets[i].holds].expected.pixels.data()}};
+      return std::vector<ExactOutput>{{sets[i].out.get(), sets[i].expected.pixels.data()}};
     };
     l.watched = [&](int i) {
-      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(Rgba), contents[sets[i].holds].input.pixels.data()},
+      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(Rgba), sets[i].input.pixels.data()},
                                   {sets[i].temp.get(), "temp", sizeof(Rgba)},
                                   {sets[i].out.get(), "out", sizeof(Rgba)}};
     };
@@ -190,8 +212,8 @@ class FilterDriver final : public LabDriver {
     const bool wanted = c.params.value("picture", false) || (!result.passed && input.pixels.size() <= (1u << 22));
     if (wanted && !ctx.pictures_dir.empty()) {
       try {
-        result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, contents[last_checked].input, got,
-                                         contents[last_checked].expected);
+        result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, sets[last_checked].input, got,
+                                         sets[last_checked].expected);
         if (!result.passed) result.details += fmt::format("\nsee the difference: {}", result.pictures.back());
       } catch (const std::exception& e) {  // a full disk must not cost the student the case
         result.details += fmt::format("\n(no pictures for this case: {})", e.what());
