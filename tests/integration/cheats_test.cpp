@@ -40,9 +40,15 @@ TEST_CASE("every cheat of the corpus gets the verdict a defended grader gives it
   fs::remove_all(root);
   fs::create_directories(submissions);
   int students = 0;
+  // A cheat keeps only the files it changes: each of its labs starts as the reference solution.
   for (const auto& e : fs::directory_iterator(corpus))
     if (e.is_directory()) {
-      fs::copy(e.path(), submissions / e.path().filename(), fs::copy_options::recursive);
+      const fs::path student = submissions / e.path().filename();
+      fs::create_directories(student / "labs");
+      for (const auto& lab : fs::directory_iterator(e.path() / "labs"))
+        fs::copy(repo_path("solutions") / lab.path().filename(), student / "labs" / lab.path().filename(),
+                 fs::copy_options::recursive);
+      fs::copy(e.path(), student, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
       ++students;
     }
   REQUIRE(students == static_cast<int>(expected.size()));  // a folder for every expectation and back
