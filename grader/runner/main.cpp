@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -26,7 +27,9 @@ class Progress {
     if (!file_) throw std::runtime_error(fmt::format("cannot write the progress file {}", path));
   }
   ~Progress() { std::fclose(file_); }
-  void emit(const nlohmann::json& event) {
+  // Every event carries `at_s`, seconds since the runner started: where a slow lab spends its time.
+  void emit(nlohmann::json event) {
+    event["at_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::fwrite(line.data(), 1, line.size(), file_);
     std::fflush(file_);  // the parent reads it while we run, and after a crash
@@ -34,6 +37,7 @@ class Progress {
 
  private:
   std::FILE* file_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 std::string with_hint(const Device& device, const ApiError& e) {
