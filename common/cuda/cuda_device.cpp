@@ -9,6 +9,12 @@
 #include "gpulab/device.hpp"
 #include "gpulab/stats.hpp"
 
+namespace gpulab::cuda_kernels {
+// copy_transformed.cu
+cudaError_t launch_copy_transformed(const std::uint32_t* from, std::uint32_t* to, std::size_t words,
+                                    std::uint32_t selector, std::uint32_t mask);
+}  // namespace gpulab::cuda_kernels
+
 namespace gpulab::cuda {
 
 namespace {
@@ -124,6 +130,14 @@ class CudaDevice final : public Device {
     check(cudaMemcpyAsync(dynamic_cast<CudaBuffer&>(to).ptr(), dynamic_cast<CudaBuffer&>(from).ptr(), bytes,
                           cudaMemcpyDeviceToDevice, nullptr),
           "calibrating: device-to-device copy");
+  }
+  void copy_transformed(Buffer& from, Buffer& to, const WordTransform& transform) override {
+    if (from.size() % 4 != 0 || from.size() > to.size())
+      throw std::invalid_argument("copy_transformed: the source must be whole words and fit the destination");
+    check(cuda_kernels::launch_copy_transformed(static_cast<const std::uint32_t*>(dynamic_cast<CudaBuffer&>(from).ptr()),
+                                                static_cast<std::uint32_t*>(dynamic_cast<CudaBuffer&>(to).ptr()),
+                                                from.size() / 4, transform.selector(), transform.xor_mask),
+          "loading new input contents on the device (harness kernel)");
   }
   void flush_caches() override {
     if (!flush_) {

@@ -217,6 +217,20 @@ double profiled_ms(cl_event start, cl_profiling_info start_point, cl_event end) 
   return static_cast<double>(t1 - t0) * 1e-6;
 }
 
+// Device::copy_transformed: to[i] = bytes of from[i] reordered (nibble k of `selector` names the
+// source byte of result byte k, as CUDA's __byte_perm), XORed with `mask`.
+constexpr const char* kCopyTransformedSource = R"(
+__kernel void gpulab_copy_transformed(__global const uint* from, __global uint* to, uint words, uint selector,
+                                      uint mask) {
+  const size_t i = get_global_id(0);
+  if (i >= words) return;
+  const uint w = from[i];
+  uint out = 0;
+  for (uint k = 0; k < 4; ++k) out |= ((w >> (8 * ((selector >> (4 * k)) & 3))) & 0xFFu) << (8 * k);
+  to[i] = out ^ mask;
+}
+)";
+
 class ClDevice final : public Device, public OpenCLLab {
  public:
   ClDevice(DeviceInfo info, cl_device_id id) : info_(std::move(info)), id_(id) {
@@ -243,6 +257,24 @@ class ClDevice final : public Device, public OpenCLLab {
     auto& t = dynamic_cast<ClBuffer&>(to);
     check(clEnqueueCopyBuffer(queue_.get(), f.whole(), t.whole(), f.offset(), t.offset(), bytes, 0, nullptr, nullptr),
           "calibrating: device-to-device copy");
+  }
+  void copy_transformed(Buffer& from, Buffer& to, const WordTransform& transform) override {
+    if (from.size() % 4 != 0 || from.size() > to.size())
+      throw std::invalid_argument("copy_transformed: the source must be whole words and fit the destination");
+    const cl_uint words = static_cast<cl_uint>(from.size() / 4);
+    if (words == 0) return;
+    if (from.size() / 4 != words) throw std::invalid_argument("copy_transformed: more than 2^32 words");
+    cl_kernel k = harness_kernel(kCopyTransformedSource, "gpulab_copy_transformed");
+    const cl_mem f = dynamic_cast<ClBuffer&>(from).get(), t = dynamic_cast<ClBuffer&>(to).get();
+    const cl_uint selector = transform.selector(), mask = transform.xor_mask;
+    const char* what = "loading new input contents on the device (harness kernel)";
+    check(clSetKernelArg(k, 0, sizeof f, &f), what);
+    check(clSetKernelArg(k, 1, sizeof t, &t), what);
+    check(clSetKernelArg(k, 2, sizeof words, &words), what);
+    check(clSetKernelArg(k, 3, sizeof selector, &selector), what);
+    check(clSetKernelArg(k, 4, sizeof mask, &mask), what);
+    const std::size_t local = 256, global = (words + local - 1) / local * local;
+    check(clEnqueueNDRangeKernel(queue_.get(), k, 1, nullptr, &global, &local, 0, nullptr, nullptr), what);
   }
   void flush_caches() override {
     if (!flush_) {

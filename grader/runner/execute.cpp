@@ -80,21 +80,16 @@ std::vector<std::pair<std::size_t, std::size_t>> chunks_to_compare(std::size_t s
   return chunks;
 }
 
-// Whether `buffer` holds `expected` (each 4-byte word XORed with `xor_mask`) in the chunks compared
-// (all of it without `rng`).
-bool matches(Buffer& buffer, const void* expected, Rng* rng, std::uint32_t xor_mask = 0) {
-  std::vector<std::uint8_t> now;
+// Whether `buffer` holds `expected` with every word transformed by `transform`, in the chunks
+// compared (all of it without `rng`).
+bool matches(Buffer& buffer, const void* expected, Rng* rng, const WordTransform& transform = {}) {
+  std::vector<std::uint8_t> now, want;
   for (const auto& [offset, bytes] : chunks_to_compare(buffer.size(), rng)) {
     now.resize(bytes);
     buffer.download_range(now.data(), offset, bytes);
-    if (xor_mask)
-      for (std::size_t w = 0; w + 4 <= bytes; w += 4) {
-        std::uint32_t word;
-        std::memcpy(&word, &now[w], 4);
-        word ^= xor_mask;
-        std::memcpy(&now[w], &word, 4);
-      }
-    if (std::memcmp(static_cast<const std::uint8_t*>(expected) + offset, now.data(), bytes) != 0) return false;
+    want.assign(static_cast<const std::uint8_t*>(expected) + offset, static_cast<const std::uint8_t*>(expected) + offset + bytes);
+    transform.apply(want.data(), bytes);
+    if (want != now) return false;
   }
   return true;
 }
@@ -108,9 +103,10 @@ std::string inspect_buffers(const Launchable& l, int set, Rng* rng) {
   for (const Watched& w : l.watched(set)) {
     if (auto damage = describe_guard_damage(*w.buffer, w.name, w.element_bytes); !damage.empty())
       problems.push_back(std::move(damage));
-    if (!w.original || matches(*w.buffer, w.original, rng)) continue;
+    if (!w.original || matches(*w.buffer, w.original, rng, w.transform)) continue;
     now.resize(w.buffer->size());  // changed: the whole buffer, for the report
     w.buffer->download(now.data(), now.size());
+    if (!w.transform.identity()) w.transform.inverse().apply(now.data(), now.size());
     if (auto change = describe_input_change(w, now); !change.empty()) problems.push_back(std::move(change));
   }
   return fmt::format("{}", fmt::join(problems, "; "));
@@ -128,7 +124,7 @@ int pick_other(Rng& rng, int count, int not_this) {
 class TimingPlan {
  public:
   TimingPlan(const RunContext& ctx, const Case& c, const Launchable& l)
-      : l_(l), rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "timing plan " + ctx.task, c.name)) {
+      : ctx_(ctx), l_(l), rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "timing plan " + ctx.task, c.name)) {
     warmup = static_cast<int>(rng_.integer(ctx.manifest.warmup, ctx.manifest.warmup + 2));
     repeats = static_cast<int>(rng_.integer(ctx.manifest.repeats, ctx.manifest.repeats + 4));
     for (int i = 0; i < l.sets; ++i) contents_.push_back(i);
@@ -139,12 +135,14 @@ class TimingPlan {
     if (l_.load) {
       contents_[previous_] = pick_other(rng_, l_.sets, contents_[previous_]);
       l_.load(previous_, contents_[previous_]);
+      ctx_.device.synchronize();  // loads may enqueue device work (Device::copy_transformed)
     }
     return previous_;
   }
   int warmup = 0, repeats = 0;
 
  private:
+  const RunContext& ctx_;
   const Launchable& l_;
   Rng rng_;
   std::vector<int> contents_;  // what each set holds now
@@ -182,7 +180,7 @@ class CaseRun {
     if (quick && l_.exact_outputs) {
       bool same = true;
       for (const ExactOutput& o : l_.exact_outputs(set))
-        same = same && matches(*o.buffer, o.expected, &samples_rng_, o.xor_mask);
+        same = same && matches(*o.buffer, o.expected, &samples_rng_, o.transform);
       if (same) return true;
     }
     const Comparison cmp = quick && l_.quick_check && !l_.exact_outputs ? l_.quick_check(set) : l_.check(set);

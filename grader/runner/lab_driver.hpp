@@ -53,12 +53,13 @@ struct Watched {
   std::string name;                 // as the contract names it: "a", "out"
   std::size_t element_bytes;
   const void* original = nullptr;   // an input's contents (buffer->size() bytes); null for outputs
+  WordTransform transform = {};     // the buffer holds `original` with every word transformed so
 };
 
 struct ExactOutput {
   Buffer* buffer;
-  const void* expected;      // buffer->size() bytes
-  std::uint32_t xor_mask = 0;  // the buffer should hold `expected` with every 4-byte word XORed with it
+  const void* expected;       // buffer->size() bytes
+  WordTransform transform = {};  // the buffer should hold `expected` with every word transformed so
 };
 
 // One case, ready to run: the runner prepares, launches, checks, and for a timing case repeats the

@@ -85,3 +85,49 @@ TEST_CASE("for matmul the FP32 peak bounds the time when it is known, and nothin
   CHECK(*light == doctest::Approx(2.0 * 4096.0 * 4096.0 * 4096.0 / 60e12 * 1e3));  // flops dominate
   CHECK(faster_than_device(*light / 2, light));  // a copy of C instead of the product
 }
+
+TEST_CASE("a word transform reorders bytes, then flips bits, and its inverse undoes it") {
+  const WordTransform swap_ends{0x80000001u, {3, 2, 1, 0}};
+  CHECK(swap_ends(0x11223344u) == (0x44332211u ^ 0x80000001u));
+  CHECK(WordTransform{}.identity());
+  CHECK_FALSE(swap_ends.identity());
+  const WordTransform rotate{0x0F0F00F0u, {1, 2, 3, 0}};
+  for (std::uint32_t w : {0u, 1u, 0xDEADBEEFu, 0x80000000u, 0x12345678u}) {
+    CHECK(rotate.inverse()(rotate(w)) == w);
+    CHECK(swap_ends.inverse()(swap_ends(w)) == w);
+  }
+  std::uint32_t words[2] = {0x11223344u, 0x55667788u};
+  rotate.apply(words, sizeof words);
+  CHECK(words[0] == rotate(0x11223344u));
+  CHECK(words[1] == rotate(0x55667788u));
+  CHECK(rotate.selector() == 0x0321u);  // CUDA's __byte_perm: nibble k picks result byte k
+}
+
+TEST_CASE("every device writes transformed copies exactly as the host computes them") {
+  int devices_tried = 0;
+  for (const std::string& backend : available_backends()) {
+    std::unique_ptr<Device> device;
+    try {
+      device = open_device(backend, "");
+    } catch (const std::exception&) {
+      continue;  // no device of this backend here (CUDA without a GPU)
+    }
+    ++devices_tried;
+    std::vector<std::uint32_t> words(100003);
+    for (std::size_t i = 0; i < words.size(); ++i) words[i] = static_cast<std::uint32_t>(i * 2654435761u);
+    const std::size_t bytes = words.size() * 4;
+    auto from = device->allocate(bytes);
+    auto to = device->allocate_guarded(bytes);
+    from->upload(words.data(), bytes);
+    const WordTransform t{0x807FFFFFu & 0x5A5A5A5Bu, {2, 0, 3, 1}};
+    device->copy_transformed(*from, *to, t);
+    device->synchronize();
+    std::vector<std::uint32_t> got(words.size());
+    to->download(got.data(), bytes);
+    t.apply(words.data(), bytes);
+    CAPTURE(backend);
+    CHECK(got == words);
+    CHECK(describe_guard_damage(*to, "to", 4).empty());
+  }
+  CHECK(devices_tried > 0);
+}

@@ -12,6 +12,7 @@
 
 #include "gpulab/errors.hpp"
 #include "gpulab/manifest.hpp"
+#include "gpulab/word_transform.hpp"
 
 namespace gpulab {
 
@@ -88,6 +89,9 @@ class Device {
   virtual std::unique_ptr<Buffer> allocate_guarded(std::size_t bytes) = 0;
   // Enqueues a device-to-device copy of `bytes` (the copy calibration, interleaved with timing).
   virtual void copy(Buffer& from, Buffer& to, std::size_t bytes) = 0;
+  // Enqueues to = transform(from), word by word over all of `from` (a multiple of 4 bytes, no
+  // larger than `to`): new input contents for a timed launch without the host touching them.
+  virtual void copy_transformed(Buffer& from, Buffer& to, const WordTransform& transform) = 0;
   // Writes a scratch buffer of twice the device's last-level cache and waits for it, so the next
   // launch finds none of its data in the cache (before every timed launch, outside the timing).
   virtual void flush_caches() = 0;

@@ -45,11 +45,12 @@ std::string diagnose(const std::vector<std::uint32_t>& got) {
   return fmt::format("not sorted at index {}: {} > {} (around it: {})", i, got[i], got[i + 1], around);
 }
 
-// A fingerprint of a multiset of keys that no order changes: two sums of mixed keys.
-std::pair<std::uint64_t, std::uint64_t> fingerprint(const std::vector<std::uint32_t>& keys) {
+// A fingerprint of a multiset of keys that no order changes: two sums of mixed keys, each key
+// first mapped back through `undo` (the transform its load applied), so it matches the contents.
+std::pair<std::uint64_t, std::uint64_t> fingerprint(const std::vector<std::uint32_t>& keys, const WordTransform& undo = {}) {
   std::uint64_t sum = 0, mixed = 0;
   for (std::uint32_t key : keys) {
-    std::uint64_t z = key + 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = undo(key) + 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     sum += z ^ (z >> 31);
@@ -58,14 +59,16 @@ std::pair<std::uint64_t, std::uint64_t> fingerprint(const std::vector<std::uint3
   return {sum, mixed};
 }
 
-// A linear-time check of a timed sort: the output is in order and holds the input's keys.
-Comparison linear_check(const std::vector<std::uint32_t>& got, std::pair<std::uint64_t, std::uint64_t> input) {
+// A linear-time check of a timed sort: the output is in order and holds the keys of the contents
+// (fingerprint `input`) that the load transformed by `load`.
+Comparison linear_check(const std::vector<std::uint32_t>& got, std::pair<std::uint64_t, std::uint64_t> input,
+                        const WordTransform& load) {
   Comparison cmp;
   cmp.total = got.size();
   for (std::size_t i = 1; i < got.size(); ++i) cmp.wrong += got[i - 1] > got[i];
   if (cmp.wrong > 0) {
     cmp.note = diagnose(got);
-  } else if (fingerprint(got) != input) {
+  } else if (fingerprint(got, load.inverse()) != input) {
     cmp.wrong = 1;
     cmp.note = "the output is sorted but is not a permutation of the input: keys were lost or duplicated";
   }
@@ -120,17 +123,17 @@ class BitonicDriver final : public LabDriver {
     // result, every later launch with a linear check (in order, and the same keys). The runner
     // moves contents between sets during timing (load), and each load XORs the keys with a new
     // random mask: a new multiset every time, so no cache of sorted results (not even one keyed by
-    // an order-free hash of the keys) can hit.
+    // an order-free hash of the keys) can hit. The contents stay on the device untouched; before
+    // every launch of the in-place sort the device writes them, transformed, into the set's buffer.
     struct Contents {
       std::vector<std::uint32_t> input;
       std::pair<std::uint64_t, std::uint64_t> keys_fingerprint;
+      std::unique_ptr<Buffer> pristine;
     };
     struct Set {
       std::unique_ptr<Buffer> keys;
       int holds = 0;
-      std::uint32_t mask = 0;                 // holds contents[holds] XORed with it
-      std::vector<std::uint32_t> input;       // what a launch sorts (for a mask)
-      std::pair<std::uint64_t, std::uint64_t> keys_fingerprint;
+      WordTransform transform;  // a launch sorts contents[holds] transformed so
     };
     const int count_of_sets = input_sets(c);
     std::vector<Contents> contents(count_of_sets);
@@ -138,8 +141,10 @@ class BitonicDriver final : public LabDriver {
     for (int i = 0; i < count_of_sets; ++i) {
       contents[i].input = make_keys(c, rng);
       contents[i].keys_fingerprint = fingerprint(contents[i].input);
-      sets[i] = {ctx.device.allocate_guarded(contents[i].input.size() * sizeof(std::uint32_t)), i, 0, {},
-                 contents[i].keys_fingerprint};
+      const std::size_t size = contents[i].input.size() * sizeof(std::uint32_t);
+      contents[i].pristine = ctx.device.allocate(size);
+      contents[i].pristine->upload(contents[i].input.data(), size);
+      sets[i] = {ctx.device.allocate_guarded(size), i, {}};
     }
     Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
     std::vector<std::uint32_t> expected = contents[0].input;
@@ -151,24 +156,20 @@ class BitonicDriver final : public LabDriver {
     Launchable l;
     l.sets = count_of_sets;
     l.load = [&](int i, int what) {
-      Set& set = sets[i];
-      set.holds = what;
-      set.mask = static_cast<std::uint32_t>(masks.next()) | 1u;
-      set.input = contents[what].input;
-      for (auto& key : set.input) key ^= set.mask;
-      set.keys_fingerprint = fingerprint(set.input);
+      sets[i].holds = what;
+      sets[i].transform = WordTransform{static_cast<std::uint32_t>(masks.next()) | 1u};
     };
     l.prepare = [&](int i) {  // it sorts in place: the keys again before every launch
-      const Set& set = sets[i];
-      set.keys->upload(set.mask ? set.input.data() : contents[set.holds].input.data(), bytes);
+      if (bytes) ctx.device.copy_transformed(*contents[sets[i].holds].pristine, *sets[i].keys, sets[i].transform);
+      ctx.device.synchronize();
     };
     l.launch = [&](int i) { sort(*sets[i].keys, static_cast<int>(expected.size())); };
     l.quick_check = [&](int i) {
       sets[i].keys->download(got.data(), bytes);
-      return linear_check(got, sets[i].keys_fingerprint);
+      return linear_check(got, contents[sets[i].holds].keys_fingerprint, sets[i].transform);
     };
     l.check = [&](int i) {
-      if (sets[i].holds != 0 || sets[i].mask != 0) return l.quick_check(i);
+      if (sets[i].holds != 0 || !sets[i].transform.identity()) return l.quick_check(i);
       sets[i].keys->download(got.data(), bytes);
       Comparison cmp = compare_exact<std::uint32_t>(expected, got);
       if (!cmp.ok()) cmp.note = diagnose(got);

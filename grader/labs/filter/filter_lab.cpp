@@ -70,15 +70,10 @@ Filter filter_of(const std::string& function, const Case& c) {
 }
 
 // Where the wrong pixels are tells what is wrong: only near the edges is a clamping mistake.
-// `image` with its channels reordered: channel k of the result is channel order[k] of `image`.
-Image with_channels(const Image& image, const std::array<int, 4>& order) {
-  Image out = image;
-  for (std::size_t p = 0; p < image.pixels.size(); ++p) {
-    const Rgba& from = image.pixels[p];
-    const std::uint8_t channels[4] = {from.r, from.g, from.b, from.a};
-    out.pixels[p] = {channels[order[0]], channels[order[1]], channels[order[2]], channels[order[3]]};
-  }
-  return out;
+// `image` with the bytes of every pixel transformed by `t` (a channel permutation).
+Image transformed(Image image, const WordTransform& t) {
+  t.apply(image.pixels.data(), image.bytes());
+  return image;
 }
 
 std::string diagnose(const Image& expected, const Image& got, int reach) {
@@ -148,40 +143,43 @@ class FilterDriver final : public LabDriver {
     // Input sets in distinct buffers, holding mirrored copies of the case's image; the runner moves
     // contents between sets during timing (load), so no buffer repeats its data, and each load also
     // permutes the four channels at random (every filter works per channel, so the expected output
-    // is permuted the same way): 72 contents, so a cache of results rarely hits.
+    // is permuted the same way): 72 contents, so a cache of results rarely hits. The contents stay
+    // on the device untouched; a load writes them, permuted, into the set's buffer there.
     struct Contents {
       Image input, expected;
+      std::unique_ptr<Buffer> pristine;
     };
     struct Set {
       std::unique_ptr<Buffer> in, temp, out;
       int holds = 0;
-      Image input, expected;  // what `in` holds and what `out` must, after the load's permutation
+      WordTransform channels;  // `in` holds contents[holds].input with its channels permuted so
     };
     const int count_of_sets = input_sets(c);
     std::vector<Contents> contents(count_of_sets);
     std::vector<Set> sets(count_of_sets);
     for (int i = 0; i < count_of_sets; ++i) {
-      contents[i] = {mirrored(input, i), mirrored(expected, i)};
-      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), i,
-                 contents[i].input, contents[i].expected};
-      sets[i].in->upload(contents[i].input.pixels.data(), bytes);
+      contents[i] = {mirrored(input, i), mirrored(expected, i), ctx.device.allocate(bytes)};
+      contents[i].pristine->upload(contents[i].input.pixels.data(), bytes);
+      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), i, {}};
+      ctx.device.copy(*contents[i].pristine, *sets[i].in, bytes);
     }
     const auto launch = labs::bind_filter(ctx.device, task.function);
     const int radius = static_cast<int>(c.params.value("radius", 0));
     Image got(input.width, input.height);
     int last_checked = 0;  // the set whose output `got` holds, for the pictures
     Rng permutations(derive_seed(ctx.run_seed, ctx.manifest.id, "channels " + task.name, c.name));
+    // What set i's input and output must be now: its contents with the load's permutation.
+    auto input_of = [&](int i) { return transformed(contents[sets[i].holds].input, sets[i].channels); };
+    auto expected_of = [&](int i) { return transformed(contents[sets[i].holds].expected, sets[i].channels); };
 
     Launchable l;
     l.sets = count_of_sets;
     l.load = [&](int i, int what) {
-      std::array<int, 4> order{0, 1, 2, 3};
-      for (int k = 3; k > 0; --k) std::swap(order[k], order[permutations.integer(0, k)]);
-      Set& set = sets[i];
-      set.holds = what;
-      set.input = with_channels(contents[what].input, order);
-      set.expected = with_channels(contents[what].expected, order);
-      set.in->upload(set.input.pixels.data(), bytes);
+      WordTransform channels;
+      for (int k = 3; k > 0; --k) std::swap(channels.byte_order[k], channels.byte_order[permutations.integer(0, k)]);
+      sets[i].holds = what;
+      sets[i].channels = channels;
+      ctx.device.copy_transformed(*contents[what].pristine, *sets[i].in, channels);
     };
     l.prepare = [&](int i) {
       sets[i].temp->fill(kPoisonByte);
@@ -190,17 +188,17 @@ class FilterDriver final : public LabDriver {
     l.launch = [&](int i) { launch(*sets[i].in, *sets[i].temp, *sets[i].out, input.width, input.height, radius); };
     l.check = [&](int i) {
       last_checked = i;
-      const Image& reference = sets[i].expected;
+      const Image reference = expected_of(i);
       sets[i].out->download(got.pixels.data(), bytes);
       Comparison cmp = compare_exact<Rgba>(reference.pixels, got.pixels, static_cast<std::size_t>(input.width));
       if (!cmp.ok()) cmp.note = diagnose(reference, got, filter.reach);
       return cmp;
     };
     l.exact_outputs = [&](int i) {
-      return std::vector<ExactOutput>{{sets[i].out.get(), sets[i].expected.pixels.data()}};
+      return std::vector<ExactOutput>{{sets[i].out.get(), contents[sets[i].holds].expected.pixels.data(), sets[i].channels}};
     };
     l.watched = [&](int i) {
-      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(Rgba), sets[i].input.pixels.data()},
+      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(Rgba), contents[sets[i].holds].input.pixels.data(), sets[i].channels},
                                   {sets[i].temp.get(), "temp", sizeof(Rgba)},
                                   {sets[i].out.get(), "out", sizeof(Rgba)}};
     };
@@ -212,8 +210,8 @@ class FilterDriver final : public LabDriver {
     const bool wanted = c.params.value("picture", false) || (!result.passed && input.pixels.size() <= (1u << 22));
     if (wanted && !ctx.pictures_dir.empty()) {
       try {
-        result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, sets[last_checked].input, got,
-                                         sets[last_checked].expected);
+        result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, input_of(last_checked), got,
+                                         expected_of(last_checked));
         if (!result.passed) result.details += fmt::format("\nsee the difference: {}", result.pictures.back());
       } catch (const std::exception& e) {  // a full disk must not cost the student the case
         result.details += fmt::format("\n(no pictures for this case: {})", e.what());

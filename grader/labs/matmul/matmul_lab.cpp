@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <thread>
@@ -44,10 +45,13 @@ struct Operands {
 };
 
 // Checks `samples` elements of C chosen at random, each against a double-precision dot product
-// with the tolerance of reference::matmul_check: linear in the sample, for every timed launch.
-Comparison sampled_check(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& got,
-                         const Shape& s, Rng& rng, std::size_t samples = 1024) {
+// with the tolerance of reference::matmul_check, for A and B as generated (`a`, `b`) transformed by
+// `ta` and `tb`: linear in the sample, for every timed launch.
+Comparison sampled_check(const std::vector<float>& a, const std::vector<float>& b, const WordTransform& ta,
+                         const WordTransform& tb, const std::vector<float>& got, const Shape& s, Rng& rng,
+                         std::size_t samples = 1024) {
   const double gamma = reference::matmul_error_factor(static_cast<std::size_t>(s.k));
+  auto value = [](float x, const WordTransform& t) { return std::bit_cast<float>(t(std::bit_cast<std::uint32_t>(x))); };
   std::vector<double> expected(samples), bound(samples);
   std::vector<float> seen(samples);
   std::vector<std::size_t> where(samples);
@@ -55,7 +59,7 @@ Comparison sampled_check(const std::vector<float>& a, const std::vector<float>& 
     const auto i = static_cast<std::size_t>(rng.integer(0, s.m - 1)), j = static_cast<std::size_t>(rng.integer(0, s.n - 1));
     double exact = 0, magnitude = 0;
     for (std::size_t p = 0; p < static_cast<std::size_t>(s.k); ++p) {
-      const double x = a[i * s.k + p], y = b[p * s.n + j];
+      const double x = value(a[i * s.k + p], ta), y = value(b[p * s.n + j], tb);
       exact += x * y;
       magnitude += std::fabs(x * y);
     }
@@ -109,62 +113,57 @@ class MatmulDriver final : public LabDriver {
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
     const Shape s = shape_of(c);
     Rng rng = ctx.rng(task, c);
-    // Input sets in distinct buffers with different contents. Contents 0 get the full reference;
-    // the others (timing only) are checked on elements sampled anew after every launch. The runner
-    // moves contents between sets during timing (load), so no buffer repeats its data.
-    struct Contents {
-      std::vector<float> a, b;
-    };
+    // Input sets in distinct buffers. Set 0 first holds A and B as generated, and gets the full
+    // reference. Before each warm-up and timed launch the runner gives a set new contents: A and B
+    // with every element's bits XORed with new random masks (sign and mantissa: the numbers stay
+    // finite and of the same size), written on the device from untouched copies, and checked on
+    // elements sampled anew. No operands are ever seen twice, so no cache of results can hit.
+    const std::string inputs = c.params.value("inputs", "uniform");
+    const std::vector<float> ha = random_matrix(rng, static_cast<std::size_t>(s.m) * s.k, inputs),
+                             hb = random_matrix(rng, static_cast<std::size_t>(s.k) * s.n, inputs);
     struct Set {
       std::unique_ptr<Operands> ops;
-      std::vector<float> a, b;  // what its buffers hold now
-      bool full_reference = false;  // they hold contents 0 as generated: the full reference applies
+      WordTransform ta, tb;  // its buffers hold A and B transformed so
     };
     const int count_of_sets = input_sets(c);
-    std::vector<Contents> contents(count_of_sets);
+    std::unique_ptr<Operands> pristine;  // A and B as generated, for the loads of a timing case
+    if (count_of_sets > 1) pristine = std::make_unique<Operands>(ctx.device, s, ha, hb);
+    Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
+    auto new_mask = [&] { return WordTransform{static_cast<std::uint32_t>(masks.next()) & 0x807FFFFFu | 1u}; };
     std::vector<Set> sets(count_of_sets);
-    const std::string inputs = c.params.value("inputs", "uniform");
+    auto load = [&](Set& set) {
+      set.ta = new_mask();
+      set.tb = new_mask();
+      ctx.device.copy_transformed(*pristine->a, *set.ops->a, set.ta);
+      ctx.device.copy_transformed(*pristine->b, *set.ops->b, set.tb);
+    };
     for (int i = 0; i < count_of_sets; ++i) {
-      contents[i].a = random_matrix(rng, static_cast<std::size_t>(s.m) * s.k, inputs);
-      contents[i].b = random_matrix(rng, static_cast<std::size_t>(s.k) * s.n, inputs);
-      sets[i] = {std::make_unique<Operands>(ctx.device, s, contents[i].a, contents[i].b, true), contents[i].a,
-                 contents[i].b, i == 0};
+      sets[i].ops = std::make_unique<Operands>(ctx.device, s, ha, hb, true);
+      if (i > 0) load(sets[i]);
     }
-    const auto check = reference::matmul_check(contents[0].a, contents[0].b, s.m, s.n, s.k);
+    const auto check = reference::matmul_check(ha, hb, s.m, s.n, s.k);
     const auto launch = labs::bind_matmul(ctx.device, task.function);
     std::vector<float> got(static_cast<std::size_t>(s.m) * s.n);
     Rng samples(derive_seed(ctx.run_seed, ctx.manifest.id, "samples " + task.name, c.name));
-    Rng scales(derive_seed(ctx.run_seed, ctx.manifest.id, "scales " + task.name, c.name));
-    // A power of two with a random sign: exact in floating point, and new contents at every load,
-    // so not even a cache keyed by the contents of A and B ever sees the same operands twice.
-    auto random_scale = [&] { return std::ldexp(scales.next() & 1 ? 1.0f : -1.0f, static_cast<int>(scales.integer(-6, 6))); };
 
     Launchable l;
     l.sets = count_of_sets;
-    l.load = [&](int i, int what) {
-      Set& set = sets[i];
-      const float sa = random_scale(), sb = random_scale();
-      for (std::size_t p = 0; p < set.a.size(); ++p) set.a[p] = contents[what].a[p] * sa;
-      for (std::size_t p = 0; p < set.b.size(); ++p) set.b[p] = contents[what].b[p] * sb;
-      set.full_reference = false;
-      set.ops->a->upload(set.a.data(), set.a.size() * sizeof(float));
-      set.ops->b->upload(set.b.data(), set.b.size() * sizeof(float));
-    };
+    l.load = [&](int i, int) { load(sets[i]); };
     l.prepare = [&](int i) { sets[i].ops->c->fill(kPoisonByte); };
     l.launch = [&](int i) { launch(*sets[i].ops->a, *sets[i].ops->b, *sets[i].ops->c, s.m, s.n, s.k); };
     l.quick_check = [&](int i) {
       sets[i].ops->c->download(got.data(), got.size() * sizeof(float));
-      return sampled_check(sets[i].a, sets[i].b, got, s, samples);
+      return sampled_check(ha, hb, sets[i].ta, sets[i].tb, got, s, samples);
     };
     l.check = [&](int i) {
-      if (!sets[i].full_reference) return l.quick_check(i);
+      if (!sets[i].ta.identity() || !sets[i].tb.identity()) return l.quick_check(i);
       sets[i].ops->c->download(got.data(), got.size() * sizeof(float));
       return compare_within(check.expected, check.bound, got, static_cast<std::size_t>(s.n));
     };
     l.watched = [&](int i) {
       const Operands& o = *sets[i].ops;
-      return std::vector<Watched>{{o.a.get(), "a", sizeof(float), sets[i].a.data()},
-                                  {o.b.get(), "b", sizeof(float), sets[i].b.data()},
+      return std::vector<Watched>{{o.a.get(), "a", sizeof(float), ha.data(), sets[i].ta},
+                                  {o.b.get(), "b", sizeof(float), hb.data(), sets[i].tb},
                                   {o.c.get(), "c", sizeof(float)}};
     };
     l.work = l.flops = s.flops();

@@ -1,6 +1,5 @@
 #include "transpose_lab.hpp"
 
-#include <bit>
 #include <cstdint>
 
 #include "gpulab/reference.hpp"
@@ -9,12 +8,10 @@
 namespace gpulab {
 namespace {
 
-// `values` with every element's bits XORed with `mask`.
-std::vector<float> masked(const std::vector<float>& values, std::uint32_t mask) {
-  std::vector<float> out(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i)
-    out[i] = std::bit_cast<float>(std::bit_cast<std::uint32_t>(values[i]) ^ mask);
-  return out;
+// `values` with every element transformed by `t`.
+std::vector<float> transformed(std::vector<float> values, const WordTransform& t) {
+  t.apply(values.data(), values.size() * sizeof(float));
+  return values;
 }
 
 class TransposeDriver final : public LabDriver {
@@ -24,30 +21,35 @@ class TransposeDriver final : public LabDriver {
     const auto cols = static_cast<int>(case_int(c, "cols"));
     const std::size_t count = static_cast<std::size_t>(rows) * cols, bytes = count * sizeof(float);
     Rng rng = ctx.rng(task, c);
-    // One input and its transpose; each input set holds them with every element's bits XORed with a
-    // mask of its own (sign and mantissa: the numbers stay finite), and a set gets a new mask before
-    // each warm-up and timed launch. A transpose moves bits, so the expected output is the transpose
-    // XORed with the same mask: 2^24 contents, none seen twice, and no cache of results can hit.
+    // One input and its transpose; each input set holds the input with every element's bits XORed
+    // with a mask of its own (sign and mantissa: the numbers stay finite), and a set gets a new mask
+    // before each warm-up and timed launch, written on the device from an untouched copy. A transpose
+    // moves bits, so the expected output is the transpose XORed with the same mask: 2^24 contents,
+    // none seen twice, and no cache of results can hit.
     std::vector<float> input(count);
     for (float& x : input) x = rng.uniform(-1.0f, 1.0f);
     const std::vector<float> expected = reference::transpose(input, rows, cols);
     Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
-    auto new_mask = [&] { return static_cast<std::uint32_t>(masks.next()) & 0x807FFFFFu | 1u; };
+    auto new_mask = [&] { return WordTransform{static_cast<std::uint32_t>(masks.next()) & 0x807FFFFFu | 1u}; };
     struct Set {
       std::unique_ptr<Buffer> in, out;
-      std::vector<float> input;  // what `in` holds: `input` XORed with `mask`
-      std::uint32_t mask = 0;
+      WordTransform transform;  // `in` holds `input` transformed so
     };
     const int count_of_sets = input_sets(c);
+    std::unique_ptr<Buffer> pristine;  // the input as generated, for the loads of a timing case
+    if (count_of_sets > 1) {
+      pristine = ctx.device.allocate(bytes);
+      pristine->upload(input.data(), bytes);
+    }
     std::vector<Set> sets(count_of_sets);
-    auto hold = [&](Set& set, std::uint32_t mask) {
-      set.mask = mask;
-      set.input = masked(input, mask);
-      set.in->upload(set.input.data(), bytes);
+    auto hold = [&](Set& set, const WordTransform& t) {
+      set.transform = t;
+      if (t.identity()) set.in->upload(input.data(), bytes);
+      else ctx.device.copy_transformed(*pristine, *set.in, t);
     };
     for (int i = 0; i < count_of_sets; ++i) {
-      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), {}, 0};
-      hold(sets[i], i == 0 ? 0 : new_mask());  // the first launch of a case sees the plain input
+      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), {}};
+      hold(sets[i], i == 0 ? WordTransform{} : new_mask());  // the first launch of a case sees the plain input
     }
     const auto launch = labs::bind_transpose(ctx.device, task.function);
     std::vector<float> got(count);
@@ -60,12 +62,12 @@ class TransposeDriver final : public LabDriver {
     l.check = [&](int i) {
       sets[i].out->download(got.data(), bytes);
       // The output has `rows` columns.
-      return compare_exact<float>(sets[i].mask ? masked(expected, sets[i].mask) : expected, got,
-                                  static_cast<std::size_t>(rows));
+      const WordTransform& t = sets[i].transform;
+      return compare_exact<float>(t.identity() ? expected : transformed(expected, t), got, static_cast<std::size_t>(rows));
     };
-    l.exact_outputs = [&](int i) { return std::vector<ExactOutput>{{sets[i].out.get(), expected.data(), sets[i].mask}}; };
+    l.exact_outputs = [&](int i) { return std::vector<ExactOutput>{{sets[i].out.get(), expected.data(), sets[i].transform}}; };
     l.watched = [&](int i) {
-      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(float), sets[i].input.data()},
+      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(float), input.data(), sets[i].transform},
                                   {sets[i].out.get(), "out", sizeof(float)}};
     };
     l.work = l.least_bytes = 2.0 * static_cast<double>(bytes);
