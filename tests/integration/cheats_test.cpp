@@ -1,11 +1,13 @@
 // The corpus of cheats (tests/fixtures/cheats): submissions that game the grader rather than do the
 // work, each graded in one batch by `gpulab grade` and checked against the verdict a defended grader
-// gives it (expected.toml). `--backend=cuda` grades them on a CUDA GPU and exits 77 (skipped)
-// without one; otherwise OpenCL (PoCL in CI).
+// gives it (expected.toml). `--backend=cuda` grades them on a CUDA GPU, `--backend=opencl --device=0`
+// on the first OpenCL device when it is a GPU; each exits 77 (skipped) without one. Otherwise
+// OpenCL on its first device (PoCL in CI).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -19,6 +21,7 @@ using namespace gpulab::testing;
 namespace {
 
 std::string g_backend = "opencl";
+std::string g_device;  // --device=: a device of the backend (OpenCL lists GPUs first: 0 is a GPU when there is one)
 
 // The labs the corpus uses, as `--lab` options: one batch grades them all.
 std::string lab_options(const toml::table& expected) {
@@ -55,9 +58,10 @@ TEST_CASE("every cheat of the corpus gets the verdict a defended grader gives it
 
   // Two jobs on a CPU: a correct task may then be too slow, which counts as correct here (cheats.hpp).
   std::string output;
-  const int status = run_command(fmt::format("'{}' grade --submissions '{}' --out '{}'{} --backend {} --jobs 2 --timeout 60 "
+  const int status = run_command(fmt::format("'{}' grade --submissions '{}' --out '{}'{} --backend {}{} --jobs 2 --timeout 60 "
                                              "--time-limit 600 --memory 4",
-                                             GPULAB_CLI, submissions.string(), out.string(), lab_options(expected), g_backend),
+                                             GPULAB_CLI, submissions.string(), out.string(), lab_options(expected), g_backend,
+                                             g_device.empty() ? "" : " --device " + g_device),
                                  output);
   INFO(output);
   REQUIRE(status == 0);
@@ -77,16 +81,31 @@ TEST_CASE("every cheat of the corpus gets the verdict a defended grader gives it
   CHECK_MESSAGE(failures.empty(), failures);
 }
 
+// Whether `gpulab devices` lists a GPU as device `index` of `backend` ("opencl:" then lines
+// "  0: <name> ... (gpu)").
+bool gpu_listed(const std::string& backend, const std::string& index) {
+  std::string output, line;
+  run_command(fmt::format("'{}' devices", GPULAB_CLI), output);
+  std::istringstream lines(output);
+  bool in_section = false;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("  ")) in_section = line.starts_with(backend + ":");
+    else if (in_section && line.starts_with("  " + index + ": ")) return line.ends_with("(gpu)");
+  }
+  return false;
+}
+
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--backend=", 0) == 0) g_backend = std::string(argv[i]).substr(10);
-  if (g_backend == "cuda") {
-    std::string output;
-    run_command(fmt::format("'{}' devices", GPULAB_CLI), output);
-    if (output.find("cuda: no device") != std::string::npos || output.find("cuda:") == std::string::npos) {
-      std::puts("no CUDA device: the CUDA grading of the cheat corpus is skipped");
-      return 77;
-    }
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--backend=", 0) == 0) g_backend = arg.substr(10);
+    if (arg.rfind("--device=", 0) == 0) g_device = arg.substr(9);
+  }
+  // On a GPU the corpus runs only where there is one: exit 77, which CTest counts as skipped.
+  if ((g_backend == "cuda" || !g_device.empty()) && !gpu_listed(g_backend, g_device.empty() ? "0" : g_device)) {
+    std::printf("no %s GPU device %s: the grading of the cheat corpus there is skipped\n", g_backend.c_str(),
+                g_device.c_str());
+    return 77;
   }
   doctest::Context context(argc, argv);
   context.setOption("no-run", false);
