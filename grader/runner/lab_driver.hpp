@@ -39,6 +39,11 @@ struct RunContext {
   Rng rng(const Task& task, const Case& c) const {
     return Rng(derive_seed(run_seed, manifest.id, task.name, c.name));
   }
+  // The stream a case's inputs are drawn from: a timing case's are the same for every task of a run
+  // (so its costly reference is computed once and shared), every other case's are the task's own.
+  Rng inputs_rng(const Task& task, const Case& c) const {
+    return c.timing ? Rng(derive_seed(run_seed, manifest.id, "timing inputs", c.name)) : rng(task, c);
+  }
 };
 
 // How many input sets a case gets: a timing case rotates through several, in distinct buffers and

@@ -203,7 +203,7 @@ class BitonicDriver final : public LabDriver {
   // in full.
   std::shared_ptr<const CaseKeys> keys_for(const RunContext& ctx, const Task& task, const Case& c) {
     if (c.timing && timing_keys_ && timing_keys_->case_name == c.name) return timing_keys_;
-    Rng rng = c.timing ? Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing inputs", c.name)) : ctx.rng(task, c);
+    Rng rng = ctx.inputs_rng(task, c);
     auto made = std::make_shared<CaseKeys>();
     made->case_name = c.name;
     for (int i = 0; i < input_sets(c); ++i) {

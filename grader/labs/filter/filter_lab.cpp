@@ -246,7 +246,7 @@ class FilterDriver final : public LabDriver {
     if (same_case) {
       made->inputs = last->inputs;
     } else {
-      Rng rng = c.timing ? Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing inputs", c.name)) : ctx.rng(task, c);
+      Rng rng = ctx.inputs_rng(task, c);
       const Image input = make_image(c, rng);
       auto inputs = std::make_shared<std::vector<Image>>();
       for (int i = 0; i < input_sets(c); ++i) inputs->push_back(mirrored(input, i));

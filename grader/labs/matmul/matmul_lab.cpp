@@ -30,15 +30,17 @@ std::unique_ptr<Buffer> allocate(Device& device, std::size_t bytes, bool guarded
   return guarded ? device.allocate_guarded(bytes) : device.allocate(bytes);
 }
 
-// Device buffers of A, B and C for one shape, A and B filled.
+// Device buffers of A, B and C for one shape, A and B filled from `ha` and `hb` unless `upload` is false
+// (the caller writes them on the device).
 struct Operands {
   std::unique_ptr<Buffer> a, b, c;
   // `guarded`: for student code (see Device::allocate_guarded).
   Operands(Device& device, const Shape& s, const std::vector<float>& ha, const std::vector<float>& hb,
-           bool guarded = false)
+           bool guarded = false, bool upload = true)
       : a(allocate(device, ha.size() * sizeof(float), guarded)),
         b(allocate(device, hb.size() * sizeof(float), guarded)),
         c(allocate(device, static_cast<std::size_t>(s.m) * s.n * sizeof(float), guarded)) {
+    if (!upload) return;
     a->upload(ha.data(), ha.size() * sizeof(float));
     b->upload(hb.data(), hb.size() * sizeof(float));
   }
@@ -156,8 +158,8 @@ class MatmulDriver final : public LabDriver {
       ctx.device.copy_transformed(*pristine->b, *set.ops->b, set.tb);
     };
     for (int i = 0; i < count_of_sets; ++i) {
-      sets[i].ops = std::make_unique<Operands>(ctx.device, s, ha, hb, true);
-      if (i > 0) load(sets[i]);
+      sets[i].ops = std::make_unique<Operands>(ctx.device, s, ha, hb, true, i == 0);
+      if (i > 0) load(sets[i]);  // set 0 holds A and B as generated; the others new masks at once
     }
     const auto launch = labs::bind_matmul(ctx.device, task.function);
     std::vector<float> got(static_cast<std::size_t>(s.m) * s.n);
@@ -192,7 +194,7 @@ class MatmulDriver final : public LabDriver {
   std::shared_ptr<const CaseInputs> inputs_for(const RunContext& ctx, const Task& task, const Case& c) {
     if (c.timing && timing_inputs_ && timing_inputs_->case_name == c.name) return timing_inputs_;
     const Shape s = shape_of(c);
-    Rng rng = c.timing ? Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing inputs", c.name)) : ctx.rng(task, c);
+    Rng rng = ctx.inputs_rng(task, c);
     const std::string inputs = c.params.value("inputs", "uniform");
     auto made = std::make_shared<CaseInputs>();
     made->case_name = c.name;

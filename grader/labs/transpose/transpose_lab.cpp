@@ -84,7 +84,7 @@ class TransposeDriver final : public LabDriver {
   // task: the timed launches get new contents each (masks), and every first launch is checked in full.
   std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c, int rows, int cols) {
     if (c.timing && timing_data_ && timing_data_->case_name == c.name) return timing_data_;
-    Rng rng = c.timing ? Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing inputs", c.name)) : ctx.rng(task, c);
+    Rng rng = ctx.inputs_rng(task, c);
     auto made = std::make_shared<CaseData>();
     made->case_name = c.name;
     made->input.resize(static_cast<std::size_t>(rows) * cols);
