@@ -21,7 +21,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 source_dir = $(if $(filter labs solutions,$(SOURCE)),$(CURDIR)/$(SOURCE),$(abspath $(SOURCE)))
 check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--task $(TASK)) \
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
-  $(if $(TIMEOUT),--timeout $(TIMEOUT))
+  $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize)
 
 .PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured grade student-release
 all: check
@@ -43,7 +43,7 @@ check: harness
 OUT ?= results
 grade_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) $(if $(BACKEND),--backend $(BACKEND)) \
   $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-  $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate)
+  $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate) $(if $(SANITIZE),--sanitize)
 
 grade: harness
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1]"; exit 2; }

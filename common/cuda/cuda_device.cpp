@@ -124,7 +124,7 @@ class CudaDevice final : public Device {
   const DeviceInfo& info() const override { return info_; }
   std::unique_ptr<Buffer> allocate(std::size_t bytes) override { return std::make_unique<CudaBuffer>(bytes, false); }
   std::unique_ptr<Buffer> allocate_guarded(std::size_t bytes) override {
-    return std::make_unique<CudaBuffer>(bytes, true);
+    return std::make_unique<CudaBuffer>(bytes, guard_zones());
   }
   void copy(Buffer& from, Buffer& to, std::size_t bytes) override {
     check(cudaMemcpyAsync(dynamic_cast<CudaBuffer&>(to).ptr(), dynamic_cast<CudaBuffer&>(from).ptr(), bytes,

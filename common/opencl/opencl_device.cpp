@@ -247,6 +247,7 @@ class ClDevice final : public Device, public OpenCLLab {
     return std::make_unique<ClBuffer>(context_.get(), queue_.get(), bytes);
   }
   std::unique_ptr<Buffer> allocate_guarded(std::size_t bytes) override {
+    if (!guard_zones()) return allocate(bytes);
     // CL_DEVICE_MEM_BASE_ADDR_ALIGN is in bits; a sub-buffer's origin must be a multiple of it.
     const std::size_t align = std::max<std::size_t>(device_value<cl_uint>(id_, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8, 1);
     const std::size_t guard = (kGuardBytes + align - 1) / align * align;

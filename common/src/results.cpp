@@ -24,6 +24,7 @@ constexpr StatusName kStatusNames[] = {
     {Status::rejected, "rejected", "rejected"},
     {Status::buffer_violation, "buffer_violation", "buffer violation"},
     {Status::impossible_speed, "impossible_speed", "impossible speed"},
+    {Status::unsafe_code, "unsafe_code", "unsafe code"},
 };
 
 template <typename T>

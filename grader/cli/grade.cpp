@@ -1,4 +1,5 @@
 #include "grade.hpp"
+#include "sanitizer.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -154,6 +155,7 @@ struct Batch {
   std::vector<std::string> gpus;      // CUDA_VISIBLE_DEVICES value per GPU
   std::vector<std::string> gpu_lock_names;  // machine-wide: one run per GPU at a time
   int cpu_threads_per_job = 1;
+  SanitizerGate sanitizer;            // with --sanitize: compute-sanitizer's path
   std::mutex print_lock;
 };
 
@@ -163,10 +165,10 @@ std::string selection_key(const Batch& b) {
   std::vector<std::string> ids;
   for (const auto& m : b.labs) ids.push_back(m.id);
   const Isolation& i = b.isolation;
-  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB|isolation {}{}{}", b.backend,
+  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB|isolation {}{}{}{}", b.backend,
                      fmt::join(ids, ","), b.o.device, b.o.idle_timeout_s, b.o.lab_time_limit_s, b.o.memory_gib,
                      b.o.processes, b.o.output_mib, i.bubblewrap ? "bubblewrap " : "", i.own_user ? "user " : "",
-                     i.network_off ? "no-network" : "");
+                     i.network_off ? "no-network" : "", b.o.sanitize ? "|sanitizer gate" : "");
 }
 
 SandboxSpec sandbox_for(const Batch& b, const fs::path& box, const Slot& slot) {
@@ -306,7 +308,16 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   // batches and students' `make check` wait too.
   std::optional<MachineLock> gpu;
   if (!b.gpu_lock_names.empty()) gpu = MachineLock::take(b.gpu_lock_names[slot.index % b.gpu_lock_names.size()]);
-  return supervise(req);
+  lab = supervise(req);
+  if (b.o.sanitize && lab.grader_failure.empty() &&
+      std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.status == Status::passed; })) {
+    SanitizerGate gate = b.sanitizer;
+    gate.student_files = m.files.at(b.backend);
+    gate.shown_dir = m.id;
+    gate.parallel = 1;  // the batch's jobs already share the machine's cores
+    apply_sanitizer_gate(lab, sanitize_lab(req, gate));
+  }
+  return lab;
 }
 
 // A lab, tried up to three times while the grader itself fails; then GraderFailure.
@@ -682,6 +693,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   } else if (device.device_class == DeviceClass::gpu) {
     b.gpu_lock_names.push_back(gpu_lock_name(device));
   }
+  if (o.sanitize) b.sanitizer = make_sanitizer_gate(tc, backend);
   if (fs::exists(b.out / "calibration.json") && !o.calibrate) {
     b.calibration = json::parse(read_text(b.out / "calibration.json"), nullptr, false);
     if (b.calibration.is_discarded() || b.calibration.value("grader_version", "") != b.version) {

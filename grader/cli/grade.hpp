@@ -28,6 +28,7 @@ struct GradeOptions {
   int jobs = 1;
   bool force = false;        // regrade students whose submission is unchanged
   bool calibrate = false;    // first grade the reference solutions on this machine
+  bool sanitize = false;     // CUDA: the sanitizer gate (sanitizer.hpp) after each lab; a finding scores zero
   std::optional<std::uint64_t> seed;  // default: a fresh seed per student, recorded
   double idle_timeout_s = 0; // 0: the manifest's
   double lab_time_limit_s = 900;

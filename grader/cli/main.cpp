@@ -15,6 +15,7 @@
 #include "machine_lock.hpp"
 #include "release.hpp"
 #include "report.hpp"
+#include "sanitizer.hpp"
 #include "student_build.hpp"
 #include "supervisor.hpp"
 
@@ -101,7 +102,9 @@ struct CheckOptions {
   std::uint64_t seed = 0;
   double timeout = 0;
   bool build_only = false;
+  bool sanitize = false;  // the sanitizer gate instead of the check (sanitizer.hpp)
 };
+
 
 int check(const CheckOptions& o) {
   const Toolchain tc = Toolchain::load(own_directory());
@@ -111,6 +114,8 @@ int check(const CheckOptions& o) {
   const std::string backend = choose_backend(tc, o.backend);
   const std::string key = source_key(tc, source);
   const fs::path work = tc.build_dir / "students" / key;
+  std::optional<SanitizerGate> gate;
+  if (o.sanitize && !o.build_only) gate = make_sanitizer_gate(tc, backend);
 
   RunSummary run;
   run.source = source.string();
@@ -120,7 +125,9 @@ int check(const CheckOptions& o) {
     if (!m.files.count(backend)) continue;
     const auto tasks = select_tasks(m, o.tasks);
     if (tasks.empty()) continue;
-    if (!o.build_only) fmt::print(stderr, "gpulab: {} ({})…\n", m.id, backend);
+    if (!o.build_only)
+      fmt::print(stderr, "gpulab: {} ({}{})…\n", m.id, backend,
+                 gate ? fmt::format(", correctness cases under compute-sanitizer {}", fmt::join(gate->tools, ", ")) : "");
     const fs::path lab_work = work / m.id / backend;
     const BuildResult build = build_lab(tc, m, backend, source / m.id, lab_work);
     LabRun lab;
@@ -148,7 +155,13 @@ int check(const CheckOptions& o) {
       req.pictures_dir = work / "pictures" / m.id / backend;
       fs::remove_all(req.pictures_dir);  // no stale pictures from an earlier run
       const auto gpu = lock_gpu(backend, o.device);
-      lab = supervise(req);
+      if (gate) {
+        gate->student_files = m.files.at(backend);
+        gate->shown_dir = m.id;
+        lab = sanitize_lab(req, *gate);
+      } else {
+        lab = supervise(req);
+      }
     }
     lab.pictures_dir = without_prefix(lab.pictures_dir, tc.repo.string() + "/");
     for (auto& t : lab.tasks) {  // paths relative to the repository read better
@@ -236,6 +249,9 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--seed", o.seed, "seed of the random inputs, to reproduce a run");
   check_cmd->add_option("--timeout", o.timeout, "seconds without progress before a lab is killed (default: the manifest's)");
   check_cmd->add_option("--json", o.json, "where to write the JSON report");
+  check_cmd->add_flag("--sanitize", o.sanitize,
+                      "CUDA: run each task's correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, "
+                      "initcheck) instead of the check: races, out-of-bounds accesses, barriers not every thread reaches");
   auto* build_cmd = app.add_subcommand("build", "only compile and link the student files");
   add_common(build_cmd);
   app.add_subcommand("devices", "list the CUDA and OpenCL devices");
@@ -264,6 +280,9 @@ int main(int argc, char** argv) {
   grade_cmd->add_option("--processes", g.processes, "processes and threads a submission may start")->capture_default_str();
   grade_cmd->add_option("--output-limit", g.output_mib, "MiB a submission may print or write to one file")->capture_default_str();
   grade_cmd->add_flag("--quiet", g.quiet, "print only the summary");
+  grade_cmd->add_flag("--sanitize", g.sanitize,
+                      "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "
+                      "access, a barrier not every thread reaches or a read of uninitialised memory scores the task zero");
 
   std::string release_out;
   auto* release_cmd = app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");

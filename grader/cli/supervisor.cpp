@@ -109,7 +109,8 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
   const fs::path output = req.work_dir / (hidden ? "output-hidden.txt" : "output.txt");
   fs::remove(output);
   const std::string secrets =
-      nlohmann::json{{"seed", req.seed}, {"cases", hidden ? "hidden" : "visible"}}.dump() + "\n";
+      nlohmann::json{{"seed", req.seed}, {"cases", hidden ? "hidden" : req.sanitize_cases ? "sanitize" : "visible"}}.dump() +
+      "\n";
 
   std::vector<std::string> pending = tasks;
   std::map<std::string, TaskResult> finished;
@@ -126,9 +127,9 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
     ++run.processes;
     const fs::path progress = req.work_dir / fmt::format("progress-{}{}.jsonl", hidden ? "hidden-" : "", run.processes);
     fs::remove(progress);
-    std::vector<std::string> argv{req.runner.string(), "--manifest", m.path.string(), "--student-dir",
-                                  req.student_dir.string(), "--backend", req.backend, "--progress",
-                                  req.sandbox.isolation ? "/dev/fd/3" : progress.string()};
+    std::vector<std::string> argv = req.wrapper;
+    argv.insert(argv.end(), {req.runner.string(), "--manifest", m.path.string(), "--student-dir", req.student_dir.string(),
+                             "--backend", req.backend, "--progress", req.sandbox.isolation ? "/dev/fd/3" : progress.string()});
     if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
     if (!req.pictures_dir.empty()) argv.insert(argv.end(), {"--pictures", req.pictures_dir.string()});
     for (const auto& t : pending) argv.insert(argv.end(), {"--task", t});

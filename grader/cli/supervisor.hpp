@@ -41,6 +41,10 @@ struct RunRequest {
   std::filesystem::path work_dir;     // progress and output files
   std::filesystem::path pictures_dir; // where image labs write their PNGs
   bool hidden_cases = false;          // run the manifest's hidden cases too (instructor grading)
+  // The sanitizer gate (sanitizer.hpp): only the visible correctness cases, without guard zones, in
+  // a runner started through `wrapper` (compute-sanitizer and its options).
+  bool sanitize_cases = false;
+  std::vector<std::string> wrapper;
   Limits limits;                      // on top of the progress timeout; idle_s is set from it
   SandboxSpec sandbox;                // default: a plain child process
 };

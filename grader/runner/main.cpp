@@ -191,9 +191,15 @@ void calibrate_copy(const RunContext& ctx, Calibration& calibration, std::unique
 
 // What the parent tells the runner where student code cannot see it: not in the argv or the
 // environment (a student's static constructor receives both), but on standard input, read once here.
+enum class Cases {
+  visible,   // the visible cases, timing included (`gpulab check`, the first pass of grading)
+  hidden,    // only the hidden cases (instructor grading)
+  sanitize,  // the visible correctness cases, under compute-sanitizer: no timing, no guard zones
+};
+
 struct Secrets {
   std::uint64_t seed = 0;
-  bool hidden_cases = false;  // this process runs only the hidden cases (instructor grading)
+  Cases cases = Cases::visible;
 };
 
 Secrets read_secrets() {
@@ -201,31 +207,43 @@ Secrets read_secrets() {
   std::getline(std::cin, line);
   const auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("seed") || !j["seed"].is_number_unsigned())
-    throw std::invalid_argument("the runner reads its seed from standard input as {\"seed\": N, \"cases\": \"visible\" or "
-                                "\"hidden\"}; start it through gpulab check or gpulab grade");
+    throw std::invalid_argument("the runner reads its seed from standard input as {\"seed\": N, \"cases\": \"visible\", "
+                                "\"hidden\" or \"sanitize\"}; start it through gpulab check or gpulab grade");
   Secrets s;
   s.seed = j["seed"].get<std::uint64_t>();
-  s.hidden_cases = j.value("cases", "visible") == "hidden";
+  const std::string cases = j.value("cases", "visible");
+  s.cases = cases == "hidden" ? Cases::hidden : cases == "sanitize" ? Cases::sanitize : Cases::visible;
   return s;
 }
 
-// The hidden cases alone, for correctness only: their pass has no timing and decides no threshold.
-Manifest only_hidden_cases(Manifest manifest) {
-  std::erase_if(manifest.cases, [](const Case& c) { return !c.hidden; });
-  for (auto& c : manifest.cases) c.timing = false;
+// Cases for correctness only: their pass has no timing and decides no threshold. The hidden pass
+// keeps the hidden cases; the sanitizer's the visible correctness cases (the timing case's size
+// under instrumentation would take minutes, and timing means nothing there).
+Manifest correctness_only(Manifest manifest, bool hidden) {
+  std::erase_if(manifest.cases, [hidden](const Case& c) { return c.hidden != hidden || c.timing; });
   for (auto& t : manifest.tasks) t.threshold.reset();
   return manifest;
+}
+
+Manifest manifest_for(const std::string& path, const Secrets& secrets) {
+  // Hidden cases run only in instructor grading (`gpulab grade`), in a process of their own after the
+  // visible ones, so nothing of their data is left in a process whose results a student sees.
+  // Either process adds the random cases its seed draws (manifest.hpp): visible ones, or hidden ones.
+  switch (secrets.cases) {
+    case Cases::hidden:
+      return correctness_only(with_random_cases(load_manifest(path), secrets.seed, true), true);
+    case Cases::sanitize:
+      return correctness_only(with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false), false);
+    case Cases::visible:
+      break;
+  }
+  return with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false);
 }
 
 int run(const std::string& manifest_path, const std::string& student_dir, const std::string& backend,
         const std::string& device_selector, const Secrets& secrets, const std::vector<std::string>& task_names,
         const std::string& pictures_dir, Progress& progress) {
-  // Hidden cases run only in instructor grading (`gpulab grade`), in a process of their own after the
-  // visible ones, so nothing of their data is left in a process whose results a student sees.
-  // Either process adds the random cases its seed draws (manifest.hpp): visible ones, or hidden ones.
-  const Manifest manifest = secrets.hidden_cases
-                                ? only_hidden_cases(with_random_cases(load_manifest(manifest_path), secrets.seed, true))
-                                : with_random_cases(without_hidden_cases(load_manifest(manifest_path)), secrets.seed, false);
+  const Manifest manifest = manifest_for(manifest_path, secrets);
   const std::uint64_t seed = secrets.seed;
   std::vector<const Task*> tasks;
   for (const auto& name : task_names) {
@@ -237,6 +255,7 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
     for (const auto& t : manifest.tasks) tasks.push_back(&t);
 
   auto device = open_device(backend, device_selector);
+  device->set_guard_zones(secrets.cases != Cases::sanitize);
   const DeviceInfo& info = device->info();
   progress.emit({{"event", "device"},
                  {"backend", info.backend},

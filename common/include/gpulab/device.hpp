@@ -85,8 +85,12 @@ class Device {
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const = 0;
   virtual std::unique_ptr<Buffer> allocate(std::size_t bytes) = 0;
-  // A buffer with guard zones (see Buffer::guarded): what student code receives.
+  // A buffer with guard zones (see Buffer::guarded): what student code receives. With guard zones
+  // off, a buffer of exactly `bytes`: under compute-sanitizer, whose memcheck then sees an access
+  // one element past the end as out of bounds (in a guard zone it is inside the allocation).
   virtual std::unique_ptr<Buffer> allocate_guarded(std::size_t bytes) = 0;
+  void set_guard_zones(bool on) { guard_zones_ = on; }
+  bool guard_zones() const { return guard_zones_; }
   // Enqueues a device-to-device copy of `bytes` (the copy calibration, interleaved with timing).
   virtual void copy(Buffer& from, Buffer& to, std::size_t bytes) = 0;
   // Enqueues to = transform(from), word by word over all of `from` (a multiple of 4 bytes, no
@@ -111,6 +115,9 @@ class Device {
   // Builds what the lab's student files need at run time (OpenCL: the .cl programs, found in
   // `student_dir`). Throws CompileError with the compiler's log.
   virtual void prepare_lab(const Manifest& manifest, const std::filesystem::path& student_dir) = 0;
+
+ private:
+  bool guard_zones_ = true;
 };
 
 // FP32 lanes per multiprocessor of an NVIDIA GPU of compute capability major.minor (Volta and

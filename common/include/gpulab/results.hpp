@@ -26,6 +26,8 @@ enum class Status {
   rejected,         // the student's files use something the lab forbids (a vendor library)
   buffer_violation, // wrote outside a buffer it was given, or changed an input
   impossible_speed, // timed faster than the device can do the work: the timed launch did not compute it
+  unsafe_code,      // right results, but a race, an out-of-bounds access, a barrier not every thread reaches
+                    // or a read of uninitialised memory (compute-sanitizer, or the static barrier check)
 };
 const char* to_string(Status s);
 Status status_from_string(const std::string& s);
@@ -68,7 +70,8 @@ struct TaskResult {
   double points = 0;
   double max_points = 0;
   bool bonus = false;
-  // For the instructor: "faster_than_device" or "buffer_violation" (see CaseResult::finding).
+  // For the instructor: "faster_than_device" or "buffer_violation" (see CaseResult::finding),
+  // "sanitizer" (compute-sanitizer) or "divergent_barrier" (the static barrier check).
   std::string finding;
   bool borderline = false;  // the ratio was within a few percent of the threshold
   std::vector<CaseResult> cases;

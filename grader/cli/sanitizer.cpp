@@ -1,0 +1,355 @@
+#include "sanitizer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace gpulab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A record of the log: its first line, then the indented lines that belong to it.
+struct Record {
+  std::string head;
+  std::vector<std::string> body;
+};
+
+std::vector<Record> records_of(const std::string& log) {
+  static const std::regex prefix(R"(^=+ ?)");
+  std::vector<Record> out;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, prefix)) continue;  // the application's own output, if any
+    const std::string content = m.suffix();
+    if (content.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (content[0] == ' ' || content[0] == '\t') {
+      if (!out.empty()) out.back().body.push_back(content);
+    } else {
+      out.push_back({content, {}});
+    }
+  }
+  return out;
+}
+
+struct Location {
+  std::string kernel, file;
+  int line = 0;
+};
+
+// "at kernel(float *, int)+0x1b0 in /path/file.cu:25" (compute-sanitizer), or the older
+// "at 0x1b0 in /path/file.cu:25:kernel(float *, int)"; without line information only the kernel.
+std::optional<Location> location_in(const std::string& text) {
+  static const std::regex current(R"(at\s+(.+?)\+0x[0-9a-fA-F]+(?:\s+in\s+(.+?):(\d+))?(?:\s|$))");
+  static const std::regex older(R"(at\s+0x[0-9a-fA-F]+\s+in\s+(.+?):(\d+):([A-Za-z_]\w*))");
+  std::smatch m;
+  auto name_of = [](std::string signature) {
+    signature = signature.substr(0, signature.find('('));
+    if (const auto space = signature.rfind(' '); space != std::string::npos) signature.erase(0, space + 1);
+    return signature;
+  };
+  if (std::regex_search(text, m, older)) return Location{m[3], m[1], std::stoi(m[2])};
+  if (std::regex_search(text, m, current))
+    return Location{name_of(m[1]), m[2].matched ? std::string(m[2]) : "", m[3].matched ? std::stoi(m[3]) : 0};
+  return std::nullopt;
+}
+
+const char* kConceptBounds =
+    "the bounds test: the grid is rounded up to whole blocks, so the threads past the end must not touch memory "
+    "(if (i < n), not <=; both the row and the column test for 2-D data)";
+const char* kConceptShared =
+    "the shared-memory tile: its size and the index into it (a halo needs room on both sides; a thread's "
+    "index into the tile is its local index, not its global one)";
+const char* kConceptRace =
+    "__syncthreads(): between the writes of a shared tile and the reads of it (read after write), and before the "
+    "tile is written again in the next step of a loop (write after read); every thread of the block must reach it";
+const char* kConceptBarrier =
+    "barriers in divergent code: every thread of the block must reach the same __syncthreads(). Move it out of the "
+    "if (or out of a loop whose trip count differs between threads, or before an early return) and guard only the "
+    "loads and stores";
+const char* kConceptInit =
+    "initialising device memory: a buffer your code allocated is read before anything was written there (or "
+    "beyond what was written): write it first, or read only what you wrote";
+
+// What kind of error a record's first line reports, and the concept behind it; empty: not a finding.
+std::pair<std::string, std::string> classify(const std::string& tool, const std::string& head) {
+  static const std::regex access(R"(Invalid (__\w+__) (read|write|atomic) of size)");
+  static const std::regex race(R"(Race reported between (\w+) access .* and (\w+) access)");
+  std::smatch m;
+  if (std::regex_search(head, m, access)) {
+    const std::string space = m[1] == "__global__" ? "global" : m[1] == "__shared__" ? "shared-memory" : m[1] == "__local__" ? "local (stack)" : std::string(m[1]);
+    return {fmt::format("out-of-bounds {} {}", space, std::string(m[2])), m[1] == "__shared__" ? kConceptShared : kConceptBounds};
+  }
+  if (head.find("Misaligned") != std::string::npos || head.find("misaligned") != std::string::npos)
+    return {"misaligned memory access", "vector loads and stores (float2, float4) need addresses that are multiples "
+                                        "of their size: a row that does not start on such a multiple needs scalar accesses"};
+  if (tool == "racecheck" && head.find("Race reported") != std::string::npos) {
+    std::string kind = "shared-memory data race";
+    if (std::regex_search(head, m, race)) {
+      const std::string first = m[1], second = m[2];
+      kind = first == "Write" && second == "Read"   ? "shared-memory read-after-write hazard"
+             : first == "Read" && second == "Write" ? "shared-memory write-after-read hazard"
+             : first == "Write" && second == "Write" ? "shared-memory write-after-write hazard"
+                                                    : kind;
+    }
+    return {kind, kConceptRace};
+  }
+  if (tool == "racecheck" && head.find("hazard") != std::string::npos) return {"shared-memory data race", kConceptRace};
+  if (head.find("Barrier error") != std::string::npos || head.find("barrier") != std::string::npos)
+    return {"barrier not reached by all threads", kConceptBarrier};
+  if (head.find("Uninitialized") != std::string::npos)
+    return {"read of uninitialised device memory", kConceptInit};
+  if (head.find("Out-of-range") != std::string::npos || head.find("out of bounds") != std::string::npos)
+    return {"out-of-bounds access", kConceptBounds};
+  return {};
+}
+
+// The race's second access: "and Read access at kernel(...)+0x330 in file.cu:48 [1024 hazards]".
+void add_second_access(SanitizerFinding& f, const Record& r) {
+  for (const auto& line : r.body)
+    if (line.find("and ") != std::string::npos && line.find(" access at ") != std::string::npos)
+      if (auto where = location_in(line.substr(line.find(" access at ") + 8))) {
+        f.other_file = where->file;
+        f.other_line = where->line;
+        return;
+      }
+}
+
+}  // namespace
+
+std::vector<SanitizerFinding> parse_sanitizer_log(const std::string& log, const std::string& tool) {
+  std::vector<SanitizerFinding> out;
+  std::set<std::tuple<std::string, std::string, int, int>> seen;
+  for (const Record& r : records_of(log)) {
+    auto [kind, advice] = classify(tool, r.head);
+    if (kind.empty()) continue;
+    SanitizerFinding f;
+    f.tool = tool;
+    f.kind = kind;
+    f.report = r.head;
+    f.advice = advice;
+    std::optional<Location> where = location_in(r.head.substr(std::min(r.head.size(), r.head.find(" access at "))));
+    for (const auto& line : r.body) {
+      if (!where && line.find("at ") != std::string::npos) where = location_in(line);
+      if (f.thread.empty() && line.find("by thread") != std::string::npos)
+        f.thread = line.substr(line.find("by thread") + 3);
+    }
+    if (where) f.kernel = where->kernel, f.file = where->file, f.line = where->line;
+    add_second_access(f, r);
+    if (!seen.insert({f.kind, f.file, f.line, f.other_line}).second) continue;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+bool in_student_code(const SanitizerFinding& f, const fs::path& student_dir, const std::vector<std::string>& files) {
+  if (!f.file.empty()) {
+    const fs::path path = fs::path(f.file).lexically_normal();
+    for (const auto& name : files) {
+      if (path.is_absolute() ? path == (student_dir / name).lexically_normal() : path.filename() == fs::path(name).filename())
+        return true;
+    }
+    return false;
+  }
+  // No line information: a kernel the student's files define.
+  if (f.kernel.empty()) return false;
+  const std::regex defines("__global__[^;{]*\\b" + f.kernel + "\\s*\\(");
+  for (const auto& name : files) {
+    std::ifstream in(student_dir / name);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (std::regex_search(text, defines)) return true;
+  }
+  return false;
+}
+
+std::string describe(const SanitizerFinding& f, const fs::path& student_dir, const std::string& shown_dir) {
+  auto shown = [&](const std::string& file, int line) {
+    fs::path p(file);
+    const auto relative = p.lexically_relative(student_dir);
+    std::string name = !relative.empty() && *relative.begin() != ".." ? shown_dir + "/" + relative.string() : p.filename().string();
+    return line > 0 ? fmt::format("{}:{}", name, line) : name;
+  };
+  std::string text = f.kind;
+  if (!f.kernel.empty()) text += fmt::format(" in kernel {}", f.kernel);
+  if (!f.file.empty()) text += fmt::format(" at {}", shown(f.file, f.line));
+  if (!f.other_file.empty() && (f.other_file != f.file || f.other_line != f.line))
+    text += fmt::format(" (the other access: {})", shown(f.other_file, f.other_line));
+  return text + fmt::format(" (compute-sanitizer {})", f.tool);
+}
+
+std::string find_compute_sanitizer(const std::string& nvcc) {
+  if (!nvcc.empty()) {
+    const fs::path next_to = fs::path(nvcc).parent_path() / "compute-sanitizer";
+    if (fs::exists(next_to)) return next_to.string();
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && fs::exists(fs::path(dir) / "compute-sanitizer")) return (fs::path(dir) / "compute-sanitizer").string();
+  for (const char* known : {"/usr/local/cuda/bin/compute-sanitizer", "/opt/cuda/bin/compute-sanitizer"})
+    if (fs::exists(known)) return known;
+  return {};
+}
+
+SanitizerGate make_sanitizer_gate(const Toolchain& tc, const std::string& backend) {
+  if (backend != "cuda")
+    throw std::invalid_argument("SANITIZE=1 runs NVIDIA's compute-sanitizer, which needs the CUDA backend (BACKEND=cuda on "
+                                "an NVIDIA GPU); on OpenCL every check already runs the static barrier check");
+  SanitizerGate gate;
+  gate.sanitizer = find_compute_sanitizer(tc.config.contains("cuda") ? tc.config["cuda"].value("nvcc", "") : "");
+  if (gate.sanitizer.empty())
+    throw std::runtime_error("SANITIZE=1 needs compute-sanitizer, which comes with the CUDA toolkit (next to nvcc, or on "
+                             "PATH); it was not found");
+  return gate;
+}
+
+namespace {
+
+std::string read_text_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+struct ToolRun {
+  std::string task, tool;
+  LabRun run;
+  std::vector<SanitizerFinding> findings;  // all of them, the harness's included
+};
+
+// One task under one tool, in a runner process of its own: a finding then belongs to that task.
+ToolRun run_tool(const RunRequest& base, const SanitizerGate& gate, const std::string& task, const std::string& tool) {
+  RunRequest r = base;
+  r.tasks = {task};
+  r.hidden_cases = false;
+  r.sanitize_cases = true;
+  r.pictures_dir.clear();
+  r.work_dir = base.work_dir / "sanitize" / tool / task;
+  fs::remove_all(r.work_dir);
+  fs::create_directories(r.work_dir);
+  if (r.sandbox.user) give_to_user(r.work_dir, *r.sandbox.user);  // the tool writes its log there
+  const fs::path log = r.work_dir / "sanitizer.log";
+  r.wrapper = {gate.sanitizer, "--tool", tool, "--log-file", log.string(), "--print-limit", "20",
+               "--report-api-errors", "no"};
+  // An instrumented launch is many times slower; the runner still reports after every launch.
+  r.timeout_s = 5 * base.timeout_s.value_or(base.manifest->timeout_s);
+  ToolRun out{task, tool, supervise(r), {}};
+  out.findings = parse_sanitizer_log(read_text_file(log), tool);
+  return out;
+}
+
+// Every task under every tool, `gate.parallel` at a time: the tools' cost is mostly on the host.
+std::vector<ToolRun> run_all(const RunRequest& base, const SanitizerGate& gate, const std::vector<std::string>& tasks) {
+  std::vector<std::pair<std::string, std::string>> jobs;
+  for (const auto& task : tasks)
+    for (const auto& tool : gate.tools) jobs.emplace_back(task, tool);
+  std::vector<ToolRun> runs(jobs.size());
+  std::mutex next_lock;
+  std::size_t next = 0;
+  auto worker = [&] {
+    for (;;) {
+      std::size_t i;
+      {
+        std::lock_guard lock(next_lock);
+        if (next == jobs.size()) return;
+        i = next++;
+      }
+      runs[i] = run_tool(base, gate, jobs[i].first, jobs[i].second);
+    }
+  };
+  std::vector<std::future<void>> workers;
+  for (int w = 0; w < std::max(1, gate.parallel); ++w) workers.push_back(std::async(std::launch::async, worker));
+  for (auto& w : workers) w.get();
+  return runs;
+}
+
+// One task's result from its runs under every tool.
+TaskResult gate_result(const std::string& task, const std::vector<const ToolRun*>& runs, const RunRequest& base,
+                       const SanitizerGate& gate) {
+  TaskResult result = runs.front()->run.tasks.empty() ? TaskResult{} : runs.front()->run.tasks.front();
+  result.task = task;
+  std::vector<std::string> found, harness;
+  for (const ToolRun* r : runs)
+    for (const auto& f : r->findings) {
+      const std::string text = describe(f, base.student_dir, gate.shown_dir);
+      if (!in_student_code(f, base.student_dir, gate.student_files)) {
+        harness.push_back(text);
+      } else if (std::find(found.begin(), found.end(), text) == found.end()) {
+        found.push_back(text);
+        found.back() += fmt::format("\n    look at {}{}", f.advice, f.thread.empty() ? "" : fmt::format("\n    first seen: {}", f.thread));
+      }
+    }
+  const ToolRun* failed = nullptr;
+  for (const ToolRun* r : runs)
+    if (!r->run.tasks.empty() && r->run.tasks.front().status != Status::passed && !failed) failed = r;
+  if (!found.empty()) {
+    result.status = Status::unsafe_code;
+    result.finding = "sanitizer";
+    result.message = found.front().substr(0, found.front().find('\n'));
+    result.details = fmt::format("{}", fmt::join(found, "\n"));
+  } else if (failed) {
+    result = failed->run.tasks.front();
+    result.message = fmt::format("under compute-sanitizer {}: {}", failed->tool, result.message);
+  } else {
+    result.status = Status::passed;
+    result.message = fmt::format("no finding of compute-sanitizer {} in {} cases", fmt::join(gate.tools, ", "), result.cases_total);
+  }
+  if (!harness.empty())
+    result.details += fmt::format("{}not counted, in the grader's own code: {}", result.details.empty() ? "" : "\n",
+                                  fmt::join(harness, "; "));
+  return result;
+}
+
+}  // namespace
+
+LabRun sanitize_lab(const RunRequest& base, const SanitizerGate& gate) {
+  const Manifest& m = *base.manifest;
+  const auto tasks = select_tasks(m, base.tasks);
+  const std::vector<ToolRun> runs = run_all(base, gate, tasks);
+  LabRun lab;
+  lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = base.backend;
+  for (const auto& task : tasks) {
+    std::vector<const ToolRun*> of_task;
+    for (const auto& r : runs)
+      if (r.task == task) of_task.push_back(&r);
+    for (const ToolRun* r : of_task) {
+      lab.processes += r->run.processes;
+      if (lab.device.is_null()) lab.device = r->run.device;
+      // A runner that never opened the device did not run student code: the tool or the grader failed.
+      if (lab.grader_failure.empty() && (!r->run.grader_failure.empty() || r->run.device.is_null()))
+        lab.grader_failure = fmt::format("compute-sanitizer {} did not run the lab: {}", r->tool,
+                                         r->run.grader_failure.empty() ? r->run.output : r->run.grader_failure);
+      if (lab.output.empty()) lab.output = r->run.output;
+    }
+    lab.tasks.push_back(gate_result(task, of_task, base, gate));
+  }
+  return lab;
+}
+
+void apply_sanitizer_gate(LabRun& graded, const LabRun& gate) {
+  if (!gate.grader_failure.empty() && graded.grader_failure.empty()) graded.grader_failure = gate.grader_failure;
+  for (auto& t : graded.tasks) {
+    const auto g = std::find_if(gate.tasks.begin(), gate.tasks.end(), [&](const TaskResult& r) { return r.task == t.task; });
+    if (g == gate.tasks.end() || t.status != Status::passed) continue;
+    if (g->status == Status::unsafe_code) {
+      t.status = Status::unsafe_code;
+      t.finding = g->finding;
+      t.points = 0;
+      t.message = g->message;
+      t.details = g->details;
+    } else if (g->status != Status::passed) {
+      t.details += fmt::format("{}the sanitizer gate did not pass: {}", t.details.empty() ? "" : "\n", g->message);
+    }
+  }
+}
+
+}  // namespace gpulab::cli
