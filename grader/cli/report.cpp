@@ -49,6 +49,7 @@ nlohmann::json to_json(const RunSummary& run) {
                      {"backend", lab.backend}, {"device", lab.device}, {"tasks", lab.tasks},
                      {"output", lab.output},  {"processes", lab.processes}};
     if (!lab.pictures_dir.empty()) l["pictures"] = lab.pictures_dir;
+    if (!lab.warnings.empty()) l["warnings"] = lab.warnings;
     if (!lab.calibration.rates.empty())
       l["calibration"] = {{"unit", lab.calibration.unit}, {"library", lab.calibration.library}, {"rates", lab.calibration.rates}};
     labs.push_back(std::move(l));
@@ -114,6 +115,13 @@ std::string number(double v) { return v == static_cast<long long>(v) ? fmt::form
 
 }  // namespace
 
+std::string render_warnings(const std::vector<std::string>& warnings, bool color) {
+  if (warnings.empty()) return {};
+  std::string out = "\n";
+  for (const auto& w : warnings) out += Painter(color)("  warning: " + w, fg(fmt::terminal_color::yellow)) + "\n";
+  return out;
+}
+
 std::string render_report(const RunSummary& run, bool color) {
   const Painter paint(color);
   const auto bold = fmt::emphasis::bold;
@@ -164,6 +172,7 @@ std::string render_report(const RunSummary& run, bool color) {
       }
     }
     if (!problems.empty()) out += "\n" + problems;
+    out += render_warnings(lab.warnings, color);
     if (std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.borderline; }))
       out += "  ~ borderline: the ratio ended within 5% of its threshold after being measured again; a loaded "
              "machine can tip it either way\n";

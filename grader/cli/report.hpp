@@ -29,5 +29,8 @@ nlohmann::json to_json(const RunSummary& run);
 // Writes via a temporary file and a rename, so a reader never sees half a report.
 void write_json_atomically(const nlohmann::json& data, const std::filesystem::path& path);
 std::string render_report(const RunSummary& run, bool color);
+// A lab's warnings (LabRun::warnings), one "  warning: file:line: ..." line each, yellow with colour;
+// empty when there are none.
+std::string render_warnings(const std::vector<std::string>& warnings, bool color);
 
 }  // namespace gpulab::cli

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "allowlist.hpp"
+#include "barrier_check.hpp"
 #include "files.hpp"
 
 namespace gpulab::cli {
@@ -408,37 +409,13 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
   return std::nullopt;
 }
 
-}  // namespace
-
-BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
-                      const fs::path& student_dir, const fs::path& work_dir, const CommandRunner& run) {
+// Compiles the student's .cu and .cpp files (kernels in .cl are built by the runner at run time),
+// holds each object to the allowlist, and links the runner.
+BuildResult compile_and_link(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
+                             const std::vector<std::string>& files, const fs::path& student_dir, const fs::path& work_dir,
+                             const CommandRunner& execute) {
   BuildResult result;
-  const CommandRunner execute = run ? run : CommandRunner(run_command);
   const auto& cfg = toolchain.config;
-  if (!toolchain.has_backend(backend)) {
-    result.message = fmt::format("this build has no {} backend (is its SDK installed?)", backend);
-    return result;
-  }
-  const auto files = manifest.files.find(backend);
-  if (files == manifest.files.end()) {
-    result.message = fmt::format("lab {} has no {} version", manifest.id, backend);
-    return result;
-  }
-  if (!cfg["labs"].contains(manifest.name + "/" + backend)) {
-    result.message = fmt::format("the harness has no driver for {} ({}): rebuild it after adding the lab", manifest.id, backend);
-    return result;
-  }
-
-  std::vector<std::string> missing;
-  for (const auto& f : files->second)
-    if (!fs::exists(student_dir / f)) missing.push_back((student_dir / f).string());
-  if (!missing.empty()) {
-    result.message = fmt::format("missing file{}: {} (restore it from the course repository, e.g. with git checkout -- <file>)",
-                                 missing.size() > 1 ? "s" : "", fmt::join(missing, ", "));
-    return result;
-  }
-  if (auto refused = scan_sources(manifest, files->second, student_dir)) return *refused;
-
   fs::create_directories(work_dir);
   const std::string strip = toolchain.repo.string() + "/";
   const fs::path toolchain_file = toolchain.build_dir / "toolchain.json";
@@ -448,7 +425,7 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
 
   std::vector<fs::path> objects;
   std::vector<std::string> exports;
-  for (const auto& f : files->second) {
+  for (const auto& f : files) {
     const fs::path source = fs::absolute(student_dir / f);
     std::string compiler;
     if (source.extension() == ".cu")
@@ -483,6 +460,65 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
   result.ok = true;
   result.runner = work_dir / "runner";
   return result;
+}
+
+}  // namespace
+
+BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
+                      const fs::path& student_dir, const fs::path& work_dir, const CommandRunner& run) {
+  BuildResult result;
+  const CommandRunner execute = run ? run : CommandRunner(run_command);
+  const auto& cfg = toolchain.config;
+  if (!toolchain.has_backend(backend)) {
+    result.message = fmt::format("this build has no {} backend (is its SDK installed?)", backend);
+    return result;
+  }
+  const auto files = manifest.files.find(backend);
+  if (files == manifest.files.end()) {
+    result.message = fmt::format("lab {} has no {} version", manifest.id, backend);
+    return result;
+  }
+  if (!cfg["labs"].contains(manifest.name + "/" + backend)) {
+    result.message = fmt::format("the harness has no driver for {} ({}): rebuild it after adding the lab", manifest.id, backend);
+    return result;
+  }
+
+  std::vector<std::string> missing;
+  for (const auto& f : files->second)
+    if (!fs::exists(student_dir / f)) missing.push_back((student_dir / f).string());
+  if (!missing.empty()) {
+    result.message = fmt::format("missing file{}: {} (restore it from the course repository, e.g. with git checkout -- <file>)",
+                                 missing.size() > 1 ? "s" : "", fmt::join(missing, ", "));
+    return result;
+  }
+  if (auto refused = scan_sources(manifest, files->second, student_dir)) return *refused;
+  const auto warnings = find_source_warnings(manifest, files->second, student_dir);
+  result = compile_and_link(toolchain, manifest, backend, files->second, student_dir, work_dir, execute);
+  result.warnings = warnings;
+  return result;
+}
+
+std::vector<SourceWarning> find_source_warnings(const Manifest& manifest, const std::vector<std::string>& files,
+                                                const fs::path& student_dir) {
+  std::vector<SourceWarning> out;
+  for (const auto& f : files) {
+    const auto extension = fs::path(f).extension();
+    if (extension != ".cu" && extension != ".cl") continue;
+    const std::string shown = manifest.id.empty() ? f : manifest.id + "/" + f;
+    try {
+      for (const auto& finding : find_divergent_barriers(read_text(student_dir / f)))
+        out.push_back({shown, finding.line, describe(finding)});
+    } catch (const std::exception&) {
+      // A warning is advice: a file the check cannot read is the compiler's to report.
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> warning_lines(const std::vector<SourceWarning>& warnings) {
+  std::vector<std::string> out;
+  for (const auto& w : warnings) out.push_back(fmt::format("{}:{}: {}", w.file, w.line, w.message));
+  return out;
 }
 
 }  // namespace gpulab::cli

@@ -23,12 +23,21 @@ struct Toolchain {
   bool has_backend(const std::string& backend) const;
 };
 
+// Something in a student file that is worth fixing but does not stop the build: a barrier that
+// not every thread reaches (barrier_check.hpp).
+struct SourceWarning {
+  std::string file;  // as the student names it: "02-transpose/transpose.cu"
+  int line = 0;
+  std::string message;
+};
+
 struct BuildResult {
   bool ok = false;
   bool rejected = false;         // refused by a scan or the allowlist, not a compiler error
   std::filesystem::path runner;  // the executable, when ok
   std::string message;           // one line: what failed
   std::string log;               // the compiler's output, trimmed to the errors
+  std::vector<SourceWarning> warnings;  // found before compiling; set whether or not the build succeeds
 };
 
 // Runs a shell command line and returns its exit status (0: success) and what it printed.
@@ -43,6 +52,12 @@ using CommandRunner = std::function<CommandOutput(const std::string& shell_comma
 BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
                       const std::filesystem::path& student_dir, const std::filesystem::path& work_dir,
                       const CommandRunner& run = {});
+
+// The barrier check of the lab's kernel files (.cu, .cl) among `files`, each named `<lab id>/<file>`.
+std::vector<SourceWarning> find_source_warnings(const Manifest& manifest, const std::vector<std::string>& files,
+                                                const std::filesystem::path& student_dir);
+// "02-transpose/transpose.cu:41: __syncthreads() under ...": one line each, as LabRun::warnings carries them.
+std::vector<std::string> warning_lines(const std::vector<SourceWarning>& warnings);
 
 struct ForbiddenUse {
   int line;

@@ -27,6 +27,9 @@ struct LabRun {
   // Set when the grader, not the student's code, failed (the runner could not start, open the device
   // or calibrate): the tasks' results say the same, and a batch tries the lab again.
   std::string grader_failure;
+  // Advice on the student's files that did not stop the build, "file:line: message" (a barrier that
+  // not every thread reaches): the report shows them as warnings.
+  std::vector<std::string> warnings;
 };
 
 struct RunRequest {
