@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpulab/compare.hpp"
 #include "gpulab/image.hpp"
 #include "gpulab/random.hpp"
 
@@ -45,6 +46,25 @@ MatmulCheck matmul_check(std::span<const float> a, std::span<const float> b, std
 // nowhere to hide. Anything else throws std::invalid_argument naming the two kinds.
 inline constexpr std::uint32_t kNoCancelLowBits = 0x5555;
 std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view inputs);
+
+// The same check for the elements of C at rows[r], cols[q] only: expected and bound of element
+// (r, q) at index r * cols.size() + q, equal to matmul_check's for that element. O(|rows| |cols| k).
+MatmulCheck matmul_check_at(std::span<const float> a, std::span<const float> b, std::size_t m, std::size_t n,
+                            std::size_t k, std::span<const std::size_t> rows, std::span<const std::size_t> cols);
+
+// Checks a computed C (m x n, row-major) against A B in O(mn + mk + kn), for cases where the full
+// reference (O(mnk)) would dominate the run. Two parts:
+// - projections: C x against A (B x) for kMatmulProjections random vectors x of +-1 (rows of C),
+//   and y^T C against (y^T A) B likewise (columns), with per-row and per-column tolerances derived
+//   from the element bound of matmul_check (see matmul.cpp). They flag rows and columns;
+// - exact elements, as matmul_check computes them: the full rows and columns with the largest
+//   residuals (up to kMatmulExactLines each) and a random grid of up to kMatmulGridSide^2 elements.
+// Only an exact element beyond its bound counts as wrong, so a C that meets matmul_check never
+// fails. The comparison counts the elements checked exactly; its wrong rows and columns include
+// the flagged ones. `rng` chooses the vectors and the grid.
+inline constexpr std::size_t kMatmulProjections = 8, kMatmulExactLines = 8, kMatmulGridSide = 64;
+Comparison matmul_check_large(std::span<const float> a, std::span<const float> b, std::span<const float> c,
+                              std::size_t m, std::size_t n, std::size_t k, Rng& rng);
 
 // The CPU versions a GPU kernel is compared with: the plain i-k-j triple loop on one core, as in
 // the course, and a cache-blocked version on every core.
