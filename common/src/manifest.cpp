@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <numeric>
 #include <toml++/toml.h>
 
@@ -54,6 +55,15 @@ std::vector<std::string> Manifest::files_with_extension(const std::string& backe
 
 bool Manifest::has_hidden_cases() const {
   return std::any_of(cases.begin(), cases.end(), [](const Case& c) { return c.hidden; });
+}
+
+std::optional<double> Manifest::case_size(const Case& c) const {
+  std::set<std::string> dims;
+  for (const auto& r : random) dims.insert(r.dims.begin(), r.dims.end());
+  std::optional<double> size;
+  for (const auto& d : dims)
+    if (c.params.contains(d) && c.params[d].is_number_integer()) size = size.value_or(1.0) * c.params[d].get<double>();
+  return size;
 }
 
 Manifest without_hidden_cases(Manifest manifest) {
@@ -376,7 +386,9 @@ class Reader {
     m.timeout_s = optional<double>(root, "timeout_s", 60.0, "a number of seconds");
     m.warmup = static_cast<int>(optional<std::int64_t>(root, "warmup", 3, "a count of launches"));
     m.repeats = static_cast<int>(optional<std::int64_t>(root, "repeats", 15, "a count of launches"));
+    m.sanitize_max_size = optional<std::int64_t>(root, "sanitize_max_size", 0, "a case size (the product of its dims)");
     if (m.timeout_s <= 0) fail(root.get("timeout_s"), "'timeout_s' must be positive");
+    if (m.sanitize_max_size < 0) fail(root.get("sanitize_max_size"), "'sanitize_max_size' must be 0 (no limit) or positive");
     if (m.warmup < 1 || m.repeats < 10)
       fail(root.get("repeats"), "need warmup >= 1 and repeats >= 10 (the median of at least 10 timed launches)");
 

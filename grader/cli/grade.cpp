@@ -98,6 +98,7 @@ RunSummary summary_of(const json& result) {
     }
     lab.tasks = l.value("tasks", std::vector<TaskResult>{});
     lab.output = l.value("output", "");
+    lab.warnings = l.value("warnings", std::vector<std::string>{});
     run.labs.push_back(std::move(lab));
   }
   return run;
@@ -286,6 +287,7 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   if (slot.user) give_to_user(build_dir, *slot.user);
   const BuildResult build = build_lab(b.tc, m, b.backend, lab_dir, build_dir, compile);
   if (slot.user) give_to_user(build_dir, 0);  // the runner cannot be replaced by the code it runs
+  lab.warnings = warning_lines(build.warnings);
   if (!build.ok) {
     lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error, build.message, build.log);
     return lab;
@@ -309,6 +311,7 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   std::optional<MachineLock> gpu;
   if (!b.gpu_lock_names.empty()) gpu = MachineLock::take(b.gpu_lock_names[slot.index % b.gpu_lock_names.size()]);
   lab = supervise(req);
+  lab.warnings = warning_lines(build.warnings);
   if (b.o.sanitize && lab.grader_failure.empty() &&
       std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.status == Status::passed; })) {
     SanitizerGate gate = b.sanitizer;
@@ -609,19 +612,33 @@ white-space:pre-wrap}}.score{{font-size:1.4em;font-weight:bold}}</style></head>
                      html_escape(feedback_text(result)));
 }
 
+// What the instructor should look at in a record: each task's finding (buffer violation, impossible
+// speed, sanitizer) and each warning of the static barrier check, separated by "; ".
+std::string findings_of(const json& record) {
+  std::vector<std::string> found;
+  for (const auto& l : record.value("labs", json::array())) {
+    for (const auto& t : l.value("tasks", json::array()))
+      if (const std::string f = t.value("finding", ""); !f.empty())
+        found.push_back(fmt::format("{}/{}: {}", l.value("id", ""), t.value("task", ""), f));
+    for (const auto& w : l.value("warnings", json::array()))
+      if (w.is_string()) found.push_back(w.get<std::string>().substr(0, w.get<std::string>().find(" — ")));
+  }
+  return fmt::format("{}", fmt::join(found, "; "));
+}
+
 std::string gradebook_csv(const std::vector<json>& results, const std::vector<Manifest>& labs) {
   std::vector<std::pair<std::string, std::string>> columns;  // lab id, task
   for (const auto& m : labs)
     for (const auto& t : m.tasks) columns.emplace_back(m.id, t.name);
   std::string csv = "student,submission";
   for (const auto& [lab, task] : columns) csv += "," + csv_cell(lab + "/" + task);
-  csv += ",score,max_score,status,error\n";
+  csv += ",score,max_score,status,error,findings\n";
   for (const auto& r : results) {
     csv += csv_cell(r.value("student", "")) + "," + csv_cell(r.value("submission", ""));
     if (r.value("grader_error", false)) {
       // Not the student's zero: no points at all until a later run grades them.
       csv += std::string(columns.size(), ',') + ",," + points_text(r.value("max_score", 0.0)) + ",not graded," +
-             csv_cell(r.value("error", "")) + "\n";
+             csv_cell(r.value("error", "")) + ",\n";
       continue;
     }
     const std::string status = r.value("error", "").empty() ? "graded" : "refused";
@@ -635,7 +652,7 @@ std::string gradebook_csv(const std::vector<json>& results, const std::vector<Ma
     }
     std::string error = r.value("error", "");
     csv += "," + points_text(r.value("score", 0.0)) + "," + points_text(r.value("max_score", 0.0)) + "," + status + "," +
-           csv_cell(error) + "\n";
+           csv_cell(error) + "," + csv_cell(findings_of(r)) + "\n";
   }
   return csv;
 }

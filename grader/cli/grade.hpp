@@ -52,7 +52,8 @@ std::string grader_version(const Toolchain& toolchain, const std::vector<Manifes
 nlohmann::json gradescope_results(const nlohmann::json& result);
 std::string feedback_text(const nlohmann::json& result);
 std::string feedback_html(const nlohmann::json& result);
-// One row per result; columns: student, submission, a column per lab/task, score, max_score, error.
+// One row per result; columns: student, submission, a column per lab/task, score, max_score, status, error,
+// findings (what the instructor should look at: buffer violations, sanitizer findings, divergent barriers).
 std::string gradebook_csv(const std::vector<nlohmann::json>& results, const std::vector<Manifest>& labs);
 
 BatchSummary grade_batch(const Toolchain& toolchain, const std::vector<Manifest>& labs, const std::string& backend,

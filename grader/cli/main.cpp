@@ -139,6 +139,7 @@ int check(const CheckOptions& o) {
       lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error, build.message,
                                    build.log);
     } else if (o.build_only) {
+      for (const auto& w : warning_lines(build.warnings)) fmt::print(stderr, "warning: {}\n", w);
       continue;
     } else {
       RunRequest req;
@@ -163,6 +164,7 @@ int check(const CheckOptions& o) {
         lab = supervise(req);
       }
     }
+    lab.warnings = warning_lines(build.warnings);
     lab.pictures_dir = without_prefix(lab.pictures_dir, tc.repo.string() + "/");
     for (auto& t : lab.tasks) {  // paths relative to the repository read better
       t.message = without_prefix(t.message, tc.repo.string() + "/");

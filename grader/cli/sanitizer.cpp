@@ -81,36 +81,38 @@ const char* kConceptInit =
     "initialising device memory: a buffer your code allocated is read before anything was written there (or "
     "beyond what was written): write it first, or read only what you wrote";
 
-// What kind of error a record's first line reports, and the concept behind it; empty: not a finding.
-std::pair<std::string, std::string> classify(const std::string& tool, const std::string& head) {
+// A race's two accesses: the first in the record's first line, the second in the next ("and Read
+// access at ..."). The tool does not say which came first, so a write and a read is one kind.
+std::string race_kind(const Record& r) {
+  static const std::regex first_access(R"(between (\w+) access)"), second_access(R"(^\s*and (\w+) access)");
+  std::smatch m;
+  if (!std::regex_search(r.head, m, first_access)) return "shared-memory data race";
+  const std::string first = m[1];
+  for (const auto& line : r.body)
+    if (std::regex_search(line, m, second_access))
+      return first == "Write" && m[1] == "Write" ? "shared-memory data race (two writes, no barrier between them)"
+                                                 : "shared-memory data race (a write and a read, no barrier between them)";
+  return "shared-memory data race";
+}
+
+// What kind of error a record reports, and the concept behind it; empty: not a finding.
+std::pair<std::string, std::string> classify(const std::string& tool, const Record& r) {
   static const std::regex access(R"(Invalid (__\w+__) (read|write|atomic) of size)");
-  static const std::regex race(R"(Race reported between (\w+) access .* and (\w+) access)");
+  const std::string& head = r.head;
   std::smatch m;
   if (std::regex_search(head, m, access)) {
     const std::string space = m[1] == "__global__" ? "global" : m[1] == "__shared__" ? "shared-memory" : m[1] == "__local__" ? "local (stack)" : std::string(m[1]);
     return {fmt::format("out-of-bounds {} {}", space, std::string(m[2])), m[1] == "__shared__" ? kConceptShared : kConceptBounds};
   }
-  if (head.find("Misaligned") != std::string::npos || head.find("misaligned") != std::string::npos)
+  if (head.find("isaligned") != std::string::npos)
     return {"misaligned memory access", "vector loads and stores (float2, float4) need addresses that are multiples "
                                         "of their size: a row that does not start on such a multiple needs scalar accesses"};
-  if (tool == "racecheck" && head.find("Race reported") != std::string::npos) {
-    std::string kind = "shared-memory data race";
-    if (std::regex_search(head, m, race)) {
-      const std::string first = m[1], second = m[2];
-      kind = first == "Write" && second == "Read"   ? "shared-memory read-after-write hazard"
-             : first == "Read" && second == "Write" ? "shared-memory write-after-read hazard"
-             : first == "Write" && second == "Write" ? "shared-memory write-after-write hazard"
-                                                    : kind;
-    }
-    return {kind, kConceptRace};
-  }
-  if (tool == "racecheck" && head.find("hazard") != std::string::npos) return {"shared-memory data race", kConceptRace};
-  if (head.find("Barrier error") != std::string::npos || head.find("barrier") != std::string::npos)
-    return {"barrier not reached by all threads", kConceptBarrier};
-  if (head.find("Uninitialized") != std::string::npos)
-    return {"read of uninitialised device memory", kConceptInit};
-  if (head.find("Out-of-range") != std::string::npos || head.find("out of bounds") != std::string::npos)
-    return {"out-of-bounds access", kConceptBounds};
+  if (tool == "racecheck" && head.find("Race reported") != std::string::npos) return {race_kind(r), kConceptRace};
+  if (tool == "racecheck" && head.find("hazard") != std::string::npos && head.find("SUMMARY") == std::string::npos)
+    return {"shared-memory data race", kConceptRace};
+  if (head.find("Barrier error") != std::string::npos) return {"barrier not reached by all threads", kConceptBarrier};
+  if (head.find("Uninitialized") != std::string::npos) return {"read of uninitialised device memory", kConceptInit};
+  if (head.find("Out-of-range") != std::string::npos) return {"out-of-bounds access", kConceptBounds};
   return {};
 }
 
@@ -131,7 +133,7 @@ std::vector<SanitizerFinding> parse_sanitizer_log(const std::string& log, const 
   std::vector<SanitizerFinding> out;
   std::set<std::tuple<std::string, std::string, int, int>> seen;
   for (const Record& r : records_of(log)) {
-    auto [kind, advice] = classify(tool, r.head);
+    auto [kind, advice] = classify(tool, r);
     if (kind.empty()) continue;
     SanitizerFinding f;
     f.tool = tool;
@@ -146,7 +148,8 @@ std::vector<SanitizerFinding> parse_sanitizer_log(const std::string& log, const 
     }
     if (where) f.kernel = where->kernel, f.file = where->file, f.line = where->line;
     add_second_access(f, r);
-    if (!seen.insert({f.kind, f.file, f.line, f.other_line}).second) continue;
+    // A race reported from either end is one race.
+    if (!seen.insert({f.kind, f.file, std::min(f.line, f.other_line), std::max(f.line, f.other_line)}).second) continue;
     out.push_back(std::move(f));
   }
   return out;
@@ -176,7 +179,8 @@ std::string describe(const SanitizerFinding& f, const fs::path& student_dir, con
   auto shown = [&](const std::string& file, int line) {
     fs::path p(file);
     const auto relative = p.lexically_relative(student_dir);
-    std::string name = !relative.empty() && *relative.begin() != ".." ? shown_dir + "/" + relative.string() : p.filename().string();
+    const bool under = p.is_absolute() && !relative.empty() && *relative.begin() != "..";
+    const std::string name = shown_dir + "/" + (under ? relative.string() : p.filename().string());
     return line > 0 ? fmt::format("{}:{}", name, line) : name;
   };
   std::string text = f.kind;
@@ -294,6 +298,7 @@ TaskResult gate_result(const std::string& task, const std::vector<const ToolRun*
   if (!found.empty()) {
     result.status = Status::unsafe_code;
     result.finding = "sanitizer";
+    result.points = 0;
     result.message = found.front().substr(0, found.front().find('\n'));
     result.details = fmt::format("{}", fmt::join(found, "\n"));
   } else if (failed) {

@@ -219,8 +219,11 @@ Secrets read_secrets() {
 // Cases for correctness only: their pass has no timing and decides no threshold. The hidden pass
 // keeps the hidden cases; the sanitizer's the visible correctness cases (the timing case's size
 // under instrumentation would take minutes, and timing means nothing there).
-Manifest correctness_only(Manifest manifest, bool hidden) {
-  std::erase_if(manifest.cases, [hidden](const Case& c) { return c.hidden != hidden || c.timing; });
+Manifest correctness_only(Manifest manifest, bool hidden, std::int64_t max_size = 0) {
+  std::erase_if(manifest.cases, [&](const Case& c) {
+    const auto size = manifest.case_size(c);
+    return c.hidden != hidden || c.timing || (max_size > 0 && size && *size > static_cast<double>(max_size));
+  });
   for (auto& t : manifest.tasks) t.threshold.reset();
   return manifest;
 }
@@ -232,8 +235,11 @@ Manifest manifest_for(const std::string& path, const Secrets& secrets) {
   switch (secrets.cases) {
     case Cases::hidden:
       return correctness_only(with_random_cases(load_manifest(path), secrets.seed, true), true);
-    case Cases::sanitize:
-      return correctness_only(with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false), false);
+    case Cases::sanitize: {
+      Manifest visible = with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false);
+      const std::int64_t max_size = visible.sanitize_max_size;
+      return correctness_only(std::move(visible), false, max_size);
+    }
     case Cases::visible:
       break;
   }

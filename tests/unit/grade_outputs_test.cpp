@@ -63,7 +63,7 @@ TEST_CASE("the gradebook has a column per lab task and quotes names that would b
   r["submission"] = "a,b.zip";
   const std::vector<Manifest> labs{load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml")};
   const std::string csv = cli::gradebook_csv({r}, labs);
-  CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,status,error\n", 0) == 0);
+  CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,status,error,findings\n", 0) == 0);
   CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,graded,\n") != std::string::npos);
 }
 

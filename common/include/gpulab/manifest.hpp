@@ -90,6 +90,9 @@ struct Manifest {
   double timeout_s = 60;  // seconds without progress before a run is declared hung
   int warmup = 3;
   int repeats = 15;
+  // The largest case the sanitizer gate runs (its size: case_size); 0: every correctness case.
+  // Instrumented launches are tens of times slower, and the small cases find the same mistakes.
+  std::int64_t sanitize_max_size = 0;
   std::vector<Task> tasks;
   std::vector<Case> cases;
   std::vector<RandomCases> random;  // drawn per run by with_random_cases
@@ -101,6 +104,9 @@ struct Manifest {
   // Student files of one backend whose names end with `extension` (e.g. ".cl").
   std::vector<std::string> files_with_extension(const std::string& backend, const std::string& extension) const;
   bool has_hidden_cases() const;
+  // The product of the case's size parameters (the dims its [[random]] blocks name: n; rows, cols;
+  // m, n, k); empty when it has none (a case made from an image file).
+  std::optional<double> case_size(const Case& c) const;
 };
 
 // The manifest as students see it: without the cases marked `hidden = true`, which only instructor

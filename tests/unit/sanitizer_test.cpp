@@ -1,0 +1,102 @@
+// The sanitizer gate's reading of compute-sanitizer logs. The logs in data/sanitizer/ are real: the
+// tools' output on the H100 (compute-sanitizer 2025.3) for planted mistakes in the reference
+// solutions (lab 00 with `i <= n`, offsets half copied; transpose without its barrier, and with
+// the barrier inside the bounds test).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "sanitizer.hpp"
+
+namespace fs = std::filesystem;
+using namespace gpulab::cli;
+
+namespace {
+
+std::string log_named(const std::string& name) {
+  std::ifstream in(fs::path(GPULAB_REPO) / "tests" / "unit" / "data" / "sanitizer" / name);
+  REQUIRE(in);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a memcheck out-of-bounds read is one finding with its kernel, file, line and thread") {
+  const auto found = parse_sanitizer_log(log_named("memcheck-out-of-bounds.log"), "memcheck");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].kind == "out-of-bounds global read");
+  CHECK(found[0].kernel == "hello_kernel");
+  CHECK(found[0].file == "hello.cu");
+  CHECK(found[0].line == 7);
+  CHECK(found[0].thread == "thread (6,0,0) in block (0,0,0)");
+  CHECK(found[0].advice.find("bounds test") != std::string::npos);
+  CHECK(describe(found[0], "/tmp/lab", "00-hello") ==
+        "out-of-bounds global read in kernel hello_kernel at 00-hello/hello.cu:7 (compute-sanitizer memcheck)");
+}
+
+TEST_CASE("an uninitialised read reported for many threads is one finding") {
+  const auto found = parse_sanitizer_log(log_named("initcheck-uninitialised.log"), "initcheck");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].kind == "read of uninitialised device memory");
+  CHECK(found[0].line == 7);
+}
+
+TEST_CASE("a barrier inside the bounds test is reported by synccheck at the barrier's line") {
+  const auto found = parse_sanitizer_log(log_named("synccheck-divergent-barrier.log"), "synccheck");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].kind == "barrier not reached by all threads");
+  CHECK(found[0].kernel == "transpose_tiled_kernel");
+  CHECK(found[0].line == 36);
+  CHECK(found[0].advice.find("Move it out of the if") != std::string::npos);
+}
+
+TEST_CASE("a missing barrier is one race between the tile's write and its read, whichever end the tool starts from") {
+  const auto found = parse_sanitizer_log(log_named("racecheck-missing-barrier.log"), "racecheck");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].kind == "shared-memory data race (a write and a read, no barrier between them)");
+  CHECK(found[0].line == 34);
+  CHECK(found[0].other_line == 42);
+  CHECK(describe(found[0], "/tmp/lab", "02-transpose").find("(the other access: 02-transpose/transpose.cu:42)") !=
+        std::string::npos);
+}
+
+TEST_CASE("clean logs and summaries give no finding") {
+  CHECK(parse_sanitizer_log(log_named("racecheck-clean.log"), "racecheck").empty());
+  CHECK(parse_sanitizer_log("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n", "memcheck").empty());
+  CHECK(parse_sanitizer_log("", "initcheck").empty());
+}
+
+TEST_CASE("the older location format (address, file:line:kernel) is read too") {
+  const auto found = parse_sanitizer_log(
+      "========= Invalid __shared__ write of size 4\n"
+      "=========     at 0x00000070 in /work/lab/k.cu:12:tile_kernel(int*)\n"
+      "=========     by thread (31,0,0) in block (0,0,0)\n",
+      "memcheck");
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].kind == "out-of-bounds shared-memory write");
+  CHECK(found[0].kernel == "tile_kernel");
+  CHECK(found[0].file == "/work/lab/k.cu");
+  CHECK(found[0].line == 12);
+  CHECK(describe(found[0], "/work/lab", "01-x") ==
+        "out-of-bounds shared-memory write in kernel tile_kernel at 01-x/k.cu:12 (compute-sanitizer memcheck)");
+}
+
+TEST_CASE("a finding counts against the student only in the student's own files") {
+  const auto found = parse_sanitizer_log(log_named("memcheck-out-of-bounds.log"), "memcheck");
+  REQUIRE(found.size() == 1);
+  CHECK(in_student_code(found[0], "/tmp/lab", {"hello.cu"}));
+  CHECK_FALSE(in_student_code(found[0], "/tmp/lab", {"matmul.cu"}));
+  SanitizerFinding harness = found[0];
+  harness.file = "/repo/common/cuda/copy_transformed.cu";
+  CHECK_FALSE(in_student_code(harness, "/tmp/lab", {"hello.cu"}));
+  harness.file = "/tmp/lab/hello.cu";
+  CHECK(in_student_code(harness, "/tmp/lab", {"hello.cu"}));
+}
+
+TEST_CASE("the application's own output in the log is not mistaken for a finding") {
+  CHECK(parse_sanitizer_log("Invalid __global__ write of size 4 bytes\n    at k()+0x10 in k.cu:3\n", "memcheck").empty());
+}
