@@ -109,7 +109,10 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
   const fs::path output = req.work_dir / (hidden ? "output-hidden.txt" : "output.txt");
   fs::remove(output);
   const std::string secrets =
-      nlohmann::json{{"seed", req.seed}, {"cases", hidden ? "hidden" : req.sanitize_cases ? "sanitize" : "visible"}}.dump() +
+      nlohmann::json{{"seed", req.seed}, {"cases", hidden                 ? "hidden"
+                                           : req.sanitize_cases   ? "sanitize"
+                                           : req.correctness_only ? "correctness"
+                                                                  : "visible"}}.dump() +
       "\n";
 
   std::vector<std::string> pending = tasks;

@@ -47,6 +47,7 @@ struct RunRequest {
   // The sanitizer gate (sanitizer.hpp): only the visible correctness cases, without guard zones, in
   // a runner started through `wrapper` (compute-sanitizer and its options).
   bool sanitize_cases = false;
+  bool correctness_only = false;      // only the visible correctness cases: no timing, no thresholds
   std::vector<std::string> wrapper;
   Limits limits;                      // on top of the progress timeout; idle_s is set from it
   SandboxSpec sandbox;                // default: a plain child process

@@ -195,6 +195,7 @@ enum class Cases {
   visible,   // the visible cases, timing included (`gpulab check`, the first pass of grading)
   hidden,    // only the hidden cases (instructor grading)
   sanitize,  // the visible correctness cases, under compute-sanitizer: no timing, no guard zones
+  correctness,  // the visible correctness cases alone: no timing (the mutation audit on a CPU device)
 };
 
 struct Secrets {
@@ -208,11 +209,14 @@ Secrets read_secrets() {
   const auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("seed") || !j["seed"].is_number_unsigned())
     throw std::invalid_argument("the runner reads its seed from standard input as {\"seed\": N, \"cases\": \"visible\", "
-                                "\"hidden\" or \"sanitize\"}; start it through gpulab check or gpulab grade");
+                                "\"hidden\", \"sanitize\" or \"correctness\"}; start it through gpulab check or gpulab grade");
   Secrets s;
   s.seed = j["seed"].get<std::uint64_t>();
   const std::string cases = j.value("cases", "visible");
-  s.cases = cases == "hidden" ? Cases::hidden : cases == "sanitize" ? Cases::sanitize : Cases::visible;
+  s.cases = cases == "hidden"        ? Cases::hidden
+            : cases == "sanitize"    ? Cases::sanitize
+            : cases == "correctness" ? Cases::correctness
+                                     : Cases::visible;
   return s;
 }
 
@@ -240,6 +244,8 @@ Manifest manifest_for(const std::string& path, const Secrets& secrets) {
       const std::int64_t max_size = visible.sanitize_max_size;
       return correctness_only(std::move(visible), false, max_size);
     }
+    case Cases::correctness:
+      return correctness_only(with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false), false);
     case Cases::visible:
       break;
   }
