@@ -11,6 +11,7 @@
 
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
+#include "audit.hpp"
 #include "grade.hpp"
 #include "machine_lock.hpp"
 #include "release.hpp"
@@ -217,6 +218,36 @@ int grade(const CheckOptions& c, GradeOptions g) {
   return s.failed > 0 ? 1 : 0;
 }
 
+// The mutation audit of each selected lab's reference solution (audit.hpp); exit 1 when a mutant
+// survived that its lab's mutants.toml does not explain.
+int audit(const CheckOptions& c, bool correctness_only, int jobs) {
+  const Toolchain tc = Toolchain::load(own_directory());
+  if (!fs::is_directory(tc.repo / "solutions"))
+    throw std::invalid_argument("the audit mutates the reference solutions (solutions/), which the student repository "
+                                "does not have; run it in the instructor repository");
+  AuditOptions o;
+  o.backend = choose_backend(tc, c.backend);
+  o.device = c.device;
+  o.seed = c.seed ? c.seed : fresh_seed();
+  o.timing = !correctness_only && find_device(o.backend, c.device).device_class == DeviceClass::gpu;
+  o.sanitize = c.sanitize;
+  o.jobs = o.timing ? 1 : std::max(1, jobs);
+  const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
+  fmt::print("gpulab audit: {} ({}), seed {}{}\n", o.backend, o.timing ? "cases, thresholds and guards" : "correctness cases and guards, no timing",
+             o.seed, o.sanitize ? ", with the sanitizer gate" : "");
+  bool all_explained = true;
+  for (const auto& m : select_labs(tc, c.labs)) {
+    if (!m.files.count(o.backend)) continue;
+    fmt::print(stderr, "gpulab audit: {}…\n", m.id);
+    const auto verdicts = audit_lab(tc, m, tc.repo / "solutions" / m.id, tc.build_dir / "audit" / m.id / o.backend, o);
+    fmt::print("{}", render_audit(m, o.backend, verdicts, color));
+    std::fflush(stdout);
+    for (const auto& v : verdicts)
+      all_explained &= v.outcome != MutantVerdict::Outcome::survived && v.outcome != MutantVerdict::Outcome::invalid;
+  }
+  return all_explained ? 0 : 1;
+}
+
 int release(const std::string& out) {
   const Toolchain tc = Toolchain::load(own_directory());
   fmt::print("{}", describe(write_student_release(tc.repo, fs::absolute(out))));
@@ -286,6 +317,20 @@ int main(int argc, char** argv) {
                       "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "
                       "access, a barrier not every thread reaches or a read of uninitialised memory scores the task zero");
 
+  bool correctness_only = false;
+  int audit_jobs = 2;
+  auto* audit_cmd = app.add_subcommand(
+      "audit", "mutation audit: grade mutants of each lab's reference solution (plausible mistakes) and list survivors");
+  audit_cmd->add_option("--lab", o.labs, "audit only this lab (repeatable; default: every lab)");
+  audit_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
+  audit_cmd->add_option("--device", o.device, "device index or part of its name");
+  audit_cmd->add_option("--seed", o.seed, "seed of the random inputs, to reproduce a run");
+  audit_cmd->add_flag("--sanitize", o.sanitize, "CUDA: each surviving mutant also goes through the sanitizer gate");
+  audit_cmd->add_flag("--correctness-only", correctness_only,
+                      "no timing cases or thresholds (the default on a CPU device; mutants that only timing kills are "
+                      "then listed as not detectable)");
+  audit_cmd->add_option("--jobs", audit_jobs, "mutants graded at once without timing (default 2)")->check(CLI::Range(1, 64));
+
   std::string release_out;
   auto* release_cmd = app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
   release_cmd->add_option("--out", release_out, "an empty or new folder")->required();
@@ -294,6 +339,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("devices")) return devices();
     if (app.got_subcommand("release")) return release(release_out);
+    if (app.got_subcommand("audit")) return audit(o, correctness_only, audit_jobs);
     if (app.got_subcommand("grade")) {
       g.submissions = submissions;
       g.out = out;
