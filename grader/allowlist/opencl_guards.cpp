@@ -1,12 +1,77 @@
-// Linked into every OpenCL student library (`-Wl,--wrap=clCreateBuffer`, grader/CMakeLists.txt):
-// the student's calls to clCreateBuffer reach this function instead. A flag is not a symbol, so the
-// allowlist cannot see CL_MEM_USE_HOST_PTR or CL_MEM_ALLOC_HOST_PTR; a buffer in host memory would let
-// host code read a kernel's results without any read call. Such buffers are refused here, with why.
+// Linked into every OpenCL student library (`-Wl,--wrap=clCreateBuffer,--wrap=clReleaseMemObject`,
+// grader/CMakeLists.txt): the student's calls reach these functions instead.
+// - clCreateBuffer: a flag is not a symbol, so the allowlist cannot see CL_MEM_USE_HOST_PTR or
+//   CL_MEM_ALLOC_HOST_PTR; a buffer in host memory would let host code read a kernel's results
+//   without any read call. Such buffers are refused here, with why.
+// - Every buffer student code creates is a sub-buffer between two guard zones, like the buffers the
+//   harness gives it; clReleaseMemObject checks them, so a kernel that writes one element past the
+//   end (`if (i <= n)`) is found on PoCL too, where nothing faults.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
 #include "gpulab/student/opencl.hpp"
+
+namespace {
+
+constexpr std::size_t kGuardAtLeast = 4096;
+constexpr unsigned char kPattern = 0xA5;
+
+struct Guarded {
+  cl_mem parent;
+  std::size_t size, guard;
+};
+
+std::mutex& registry_lock() {
+  static std::mutex m;
+  return m;
+}
+std::map<cl_mem, Guarded>& registry() {
+  static std::map<cl_mem, Guarded> live;
+  return live;
+}
+
+cl_device_id first_device(cl_context context) {
+  cl_device_id device = nullptr;
+  clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof(device), &device, nullptr);
+  return device;
+}
+
+// A sub-buffer's origin must be a multiple of the device's base address alignment (in bits).
+std::size_t guard_bytes(cl_context context) {
+  cl_uint align_bits = 0;
+  if (clGetDeviceInfo(first_device(context), CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, nullptr) !=
+      CL_SUCCESS)
+    align_bits = 8;
+  const std::size_t align = std::max<std::size_t>(align_bits / 8, 1);
+  return (kGuardAtLeast + align - 1) / align * align;
+}
+
+// Both guard zones, read on a queue of our own (the student's in-order queue finished the kernels
+// that wrote the buffer when their code read the results back).
+std::string damage_of(const Guarded& g) {
+  cl_context context = nullptr;
+  clGetMemObjectInfo(g.parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
+  cl_int status = CL_SUCCESS;
+  cl_command_queue queue = clCreateCommandQueue(context, first_device(context), 0, &status);
+  if (status != CL_SUCCESS) return {};
+  std::vector<unsigned char> front(g.guard), back(g.guard);
+  const bool read = clEnqueueReadBuffer(queue, g.parent, CL_TRUE, 0, g.guard, front.data(), 0, nullptr, nullptr) == CL_SUCCESS &&
+                    clEnqueueReadBuffer(queue, g.parent, CL_TRUE, g.guard + g.size, g.guard, back.data(), 0, nullptr,
+                                        nullptr) == CL_SUCCESS;
+  clReleaseCommandQueue(queue);
+  return read ? gpulab::guard_damage(front.data(), back.data(), g.guard, g.size, kPattern) : std::string{};
+}
+
+}  // namespace
 
 extern "C" {
 
 cl_mem __real_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* status);
+cl_int __real_clReleaseMemObject(cl_mem memory);
 
 cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void* host_ptr, cl_int* status) {
   if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR))
@@ -14,7 +79,50 @@ cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size
                            "clCreateBuffer with CL_MEM_USE_HOST_PTR or CL_MEM_ALLOC_HOST_PTR: a lab's buffers live on "
                            "the device (host memory would let host code read the results); use CL_MEM_READ_WRITE, "
                            "and CL_MEM_COPY_HOST_PTR to fill a buffer from the host");
-  return __real_clCreateBuffer(context, flags, size, host_ptr, status);
+  if (size == 0 || ((flags & CL_MEM_COPY_HOST_PTR) && !host_ptr))
+    return __real_clCreateBuffer(context, flags, size, host_ptr, status);  // its error, as the student would get it
+  const std::size_t guard = guard_bytes(context);
+  std::vector<unsigned char> initial(size + 2 * guard, kPattern);
+  std::fill(initial.begin() + static_cast<std::ptrdiff_t>(guard), initial.end() - static_cast<std::ptrdiff_t>(guard), 0);
+  if (flags & CL_MEM_COPY_HOST_PTR) std::memcpy(initial.data() + guard, host_ptr, size);
+  cl_int err = CL_SUCCESS;
+  cl_mem parent = __real_clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, initial.size(), initial.data(), &err);
+  if (err != CL_SUCCESS) {
+    if (status) *status = err;
+    return nullptr;
+  }
+  const cl_buffer_region region{guard, size};
+  const cl_mem_flags access = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
+  cl_mem buffer = clCreateSubBuffer(parent, access, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  if (status) *status = err;
+  if (err != CL_SUCCESS) {
+    __real_clReleaseMemObject(parent);
+    return nullptr;
+  }
+  std::lock_guard lock(registry_lock());
+  registry()[buffer] = {parent, size, guard};
+  return buffer;
+}
+
+cl_int __wrap_clReleaseMemObject(cl_mem memory) {
+  cl_uint references = 0;
+  Guarded g{};
+  {
+    std::lock_guard lock(registry_lock());
+    const auto it = registry().find(memory);
+    clGetMemObjectInfo(memory, CL_MEM_REFERENCE_COUNT, sizeof(references), &references, nullptr);
+    if (it == registry().end() || references > 1) return __real_clReleaseMemObject(memory);
+    g = it->second;
+    registry().erase(it);
+  }
+  const std::string damage = damage_of(g);
+  const cl_int released = __real_clReleaseMemObject(memory);
+  __real_clReleaseMemObject(g.parent);
+  if (!damage.empty())
+    throw gpulab::BufferOverrun("a kernel wrote outside a buffer your code created with clCreateBuffer: " + damage +
+                                " changed. Check the bounds test of every work-item (if (i < n), not <=): the NDRange "
+                                "is rounded up to whole work-groups, so the last group has items past the end");
+  return released;
 }
 
 }  // extern "C"

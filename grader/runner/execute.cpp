@@ -158,8 +158,13 @@ class CaseRun {
   }
 
   CaseResult run() {
-    if (!launch_checked(0, false, "")) return result_;
-    if (c_.timing && !time_launches()) return result_;
+    try {
+      if (!launch_checked(0, false, "")) return result_;
+      if (c_.timing && !time_launches()) return result_;
+    } catch (const BufferOverrun& e) {  // a buffer the student's code allocated itself (errors.hpp)
+      fail(e.what(), e.what(), "buffer_violation");
+      return result_;
+    }
     result_.passed = true;
     return result_;
   }

@@ -1,6 +1,8 @@
 // Exceptions shared by the harness and student code. No dependencies beyond the standard library,
 // because student translation units (compiled by nvcc or the C++ compiler) include this header.
 #pragma once
+#include <algorithm>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -34,6 +36,33 @@ class ApiError : public std::runtime_error {
   int code_;
   std::string code_name_;
 };
+
+// A kernel wrote outside a buffer that student code allocated itself (cudaMalloc, clCreateBuffer):
+// the harness puts guard zones around those too (grader/allowlist/*_guards.cpp) and checks them
+// when the buffer is freed. The runner reports it as a buffer violation.
+class BufferOverrun : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What changed in the guard zones around a `size`-byte buffer (`front` and `back`, each filled with
+// `pattern` before): "1 byte after its end (offset 6)"; empty when both are intact.
+inline std::string guard_damage(const unsigned char* front, const unsigned char* back, std::size_t guard,
+                                std::size_t size, unsigned char pattern) {
+  std::size_t first = guard, last = 0, count = 0;
+  for (std::size_t i = 0; i < guard; ++i)
+    if (front[i] != pattern) first = std::min(first, i), ++count;
+  std::string out;
+  if (count > 0)
+    out = std::to_string(guard - first) + " byte(s) before its start";
+  count = 0;
+  for (std::size_t i = 0; i < guard; ++i)
+    if (back[i] != pattern) last = i, ++count;
+  if (count > 0)
+    out += (out.empty() ? "" : " and ") + std::to_string(last + 1) + " byte(s) after its end (up to offset " +
+           std::to_string(size + last) + " of a " + std::to_string(size) + "-byte buffer)";
+  return out;
+}
 
 }  // namespace gpulab
 
