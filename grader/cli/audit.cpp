@@ -7,6 +7,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <shared_mutex>
 #include <regex>
 #include <sstream>
 
@@ -209,7 +210,8 @@ struct AuditPlan {
   const AuditOptions& o;
   std::map<std::string, std::string> originals;  // student file -> the solution's text
   std::optional<SanitizerGate> gate;
-  std::mutex device_lock;  // one timed run at a time on this device
+  // Correctness runs share the device; a timed run has it alone (shared_mutex: readers, one writer).
+  std::shared_mutex device_lock;
   std::string gpu_lock;    // and machine-wide, as for `gpulab check` (empty: a CPU device)
 };
 
@@ -240,7 +242,8 @@ std::string first_failure(const LabRun& run) {
   return {};
 }
 
-RunRequest request_for(AuditPlan& plan, const BuildResult& build, const fs::path& lab_src, const fs::path& work) {
+RunRequest request_for(AuditPlan& plan, const BuildResult& build, const fs::path& lab_src, const fs::path& work,
+                       bool timing) {
   RunRequest req;
   req.runner = build.runner;
   req.manifest = &plan.m;
@@ -249,13 +252,23 @@ RunRequest request_for(AuditPlan& plan, const BuildResult& build, const fs::path
   req.device = plan.o.device;
   req.seed = plan.o.seed;
   req.work_dir = work / "run";
-  req.hidden_cases = plan.o.timing;  // as in grading: the hidden cases too
-  req.correctness_only = !plan.o.timing;
+  req.hidden_cases = timing;  // as in grading: the hidden cases too
+  req.correctness_only = !timing;
   req.limits.wall_s = 900;
   return req;
 }
 
-// Builds and grades one mutant in `lab_src` (which holds it); says what killed it, if anything.
+// The timed run, alone on the device (and machine-wide, as `gpulab check` is).
+std::string timed_failure(AuditPlan& plan, const RunRequest& req) {
+  std::unique_lock alone(plan.device_lock);
+  std::optional<MachineLock> machine;
+  if (!plan.gpu_lock.empty()) machine = MachineLock::take(plan.gpu_lock);
+  return first_failure(supervise(req));
+}
+
+// Builds and grades one mutant in `lab_src` (which holds it), cheapest check first: the static
+// barrier check, the correctness cases, then (with timing) cases, thresholds and hidden cases, and
+// the sanitizer gate. Says what killed it, if anything.
 std::string kill_reason(AuditPlan& plan, const fs::path& lab_src, const fs::path& work, bool& invalid) {
   const BuildResult build = build_lab(plan.tc, plan.m, plan.o.backend, lab_src, work / "build");
   if (!build.warnings.empty()) return "static barrier check: " + warning_lines(build.warnings).front();
@@ -263,17 +276,21 @@ std::string kill_reason(AuditPlan& plan, const fs::path& lab_src, const fs::path
     invalid = true;
     return "does not build: " + build.message;
   }
-  RunRequest req = request_for(plan, build, lab_src, work);
-  std::unique_lock<std::mutex> one_at_a_time(plan.device_lock, std::defer_lock);
-  std::optional<MachineLock> machine;
-  if (plan.o.timing) one_at_a_time.lock();
-  if (plan.o.timing && !plan.gpu_lock.empty()) machine = MachineLock::take(plan.gpu_lock);
-  if (std::string failed = first_failure(supervise(req)); !failed.empty()) return failed;
+  {
+    std::shared_lock shared(plan.device_lock);
+    if (std::string failed = first_failure(supervise(request_for(plan, build, lab_src, work, false))); !failed.empty())
+      return failed;
+  }
+  const RunRequest full = request_for(plan, build, lab_src, work, true);
+  if (plan.o.timing)
+    if (std::string failed = timed_failure(plan, full); !failed.empty()) return failed;
   if (!plan.gate) return {};
   SanitizerGate gate = *plan.gate;
   gate.student_files = plan.m.files.at(plan.o.backend);
   gate.shown_dir = plan.m.id;
-  return first_failure(sanitize_lab(req, gate));
+  gate.parallel = 2;
+  std::shared_lock shared(plan.device_lock);
+  return first_failure(sanitize_lab(full, gate));
 }
 
 bool run_has(const AuditPlan& plan, const std::string& needs) {

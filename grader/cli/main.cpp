@@ -231,7 +231,7 @@ int audit(const CheckOptions& c, bool correctness_only, int jobs) {
   o.seed = c.seed ? c.seed : fresh_seed();
   o.timing = !correctness_only && find_device(o.backend, c.device).device_class == DeviceClass::gpu;
   o.sanitize = c.sanitize;
-  o.jobs = o.timing ? 1 : std::max(1, jobs);
+  o.jobs = std::max(1, jobs);  // correctness runs at once; timed runs one at a time
   const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
   fmt::print("gpulab audit: {} ({}), seed {}{}\n", o.backend, o.timing ? "cases, thresholds and guards" : "correctness cases and guards, no timing",
              o.seed, o.sanitize ? ", with the sanitizer gate" : "");
@@ -329,7 +329,7 @@ int main(int argc, char** argv) {
   audit_cmd->add_flag("--correctness-only", correctness_only,
                       "no timing cases or thresholds (the default on a CPU device; mutants that only timing kills are "
                       "then listed as not detectable)");
-  audit_cmd->add_option("--jobs", audit_jobs, "mutants graded at once without timing (default 2)")->check(CLI::Range(1, 64));
+  audit_cmd->add_option("--jobs", audit_jobs, "mutants graded at once (default 2; their timed runs still take the device one at a time)")->check(CLI::Range(1, 64));
 
   std::string release_out;
   auto* release_cmd = app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
