@@ -1,5 +1,6 @@
-# gpulab: `make check` grades the labs, `make test` runs the project's tests. Both install what is
-# missing (scripts/install-deps.sh) and build the harness into build/ first.
+# gpulab: `make check` grades the labs, `make test` runs the project's tests. Each target first
+# installs the Debian packages it needs and are missing (scripts/install-deps.sh, by group), and
+# builds the harness into build/ (scripts/build-harness.sh; the first build takes a few minutes).
 #
 #   make check                      every lab in labs/, on the best device
 #   make check LAB=transpose        one lab (its folder, name or number)
@@ -12,10 +13,13 @@
 #   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB=..] [BACKEND=..]
 #                                   batch-grade one folder or archive per student (gpulab grade --help)
 #   make student-release OUT=dir    the repository students clone: no solutions/, no hidden cases
+#   make audit [LAB=..] [SANITIZE=1]  mutants of each lab's reference solution, graded: which ones the grader kills
+#   make bench-grader               how fast the grader answers: a check after an edit, a re-check, grade
+#                                   throughput (scripts/bench-grader.sh: BENCH_LABS, BENCH_SUBMISSIONS=4,
+#                                   BENCH_CLEAN_BUILD=1); a table, and build/bench-grader.json
 
 BUILD ?= build
 SOURCE ?= labs
-GENERATOR := $(if $(shell command -v ninja 2>/dev/null),-G Ninja,)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 source_dir = $(if $(filter labs solutions,$(SOURCE)),$(CURDIR)/$(SOURCE),$(abspath $(SOURCE)))
@@ -23,18 +27,35 @@ check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--t
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize)
 
-.PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured grade student-release
+.PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured grade student-release \
+  audit bench-grader
 all: check
 
+# The package groups of scripts/install-deps.sh each target needs: the union over the goals given
+# (`make check test` installs both), `check` when none is given.
+DEPS_all := check
+DEPS_check := check
+DEPS_harness := check
+DEPS_devices := check
+DEPS_deps := check
+DEPS_student-release := check
+DEPS_audit := check
+DEPS_grade := check grade
+DEPS_bench-grader := check grade
+DEPS_test := test
+DEPS_docs := docs
+DEPS_docs-figures := plots
+DEPS_docs-measured := plots
+DEPS_bench-docs := check plots
+DEPS_GROUPS := $(sort $(foreach goal,$(or $(MAKECMDGOALS),check),$(DEPS_$(goal))))
+
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh $(DEPS_GROUPS)
 
-$(BUILD)/CMakeCache.txt: | deps
-	@cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release >/dev/null
-
-harness: deps $(BUILD)/CMakeCache.txt
-	@cmake --build $(BUILD) --parallel $(JOBS) 2>&1 | grep -v '^\[' || true
-	@test -x $(BUILD)/gpulab || { echo "gpulab: the harness did not build (see above)"; exit 2; }
+# Configures once, then builds what `gpulab check` uses; quiet when nothing changed, and a failed
+# configure or build stops make with cmake's exit status and its messages in full.
+harness: deps
+	@scripts/build-harness.sh "$(BUILD)" $(JOBS)
 
 check: harness
 	@$(BUILD)/gpulab check $(check_args)
@@ -56,7 +77,17 @@ student-release: harness
 devices: harness
 	@$(BUILD)/gpulab devices
 
-test: harness
+# Instructors: mutants of each lab's reference solution, graded; the report says which ones the
+# grader kills (gpulab audit --help).
+audit: harness
+	@$(BUILD)/gpulab audit $(if $(LAB),--lab $(LAB)) $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SANITIZE),--sanitize)
+
+# How fast the grader answers on this machine's best device (scripts/bench-grader.sh).
+bench-grader: harness
+	@BUILD="$(BUILD)" $(if $(BACKEND),BENCH_BACKEND=$(BACKEND)) $(if $(DEVICE),BENCH_DEVICE="$(DEVICE)") scripts/bench-grader.sh
+
+test: deps
+	@scripts/build-harness.sh "$(BUILD)" $(JOBS) --all
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900 -j $(JOBS)
 
 # The lecture companion. mkdocs builds docs/ (strictly: a broken link or a missing code section is
@@ -73,14 +104,14 @@ docs: deps
 	@mkdocs build --strict --quiet --site-dir "$(abspath $(BUILD))/site"
 	@echo "docs: built; open file://$(abspath $(BUILD))/site/index.html"
 
-docs-figures:
+docs-figures: deps
 	@$(DOCS_PYTHON) scripts/docs/figures.py docs/figures
 
 bench-docs: harness
 	@rm -rf "$(BENCH)" && scripts/bench-docs.sh "$(BENCH)"
 	@$(MAKE) --no-print-directory docs-measured BENCH="$(BENCH)"
 
-docs-measured:
+docs-measured: deps
 	@if [ -n "$(filter command line environment,$(origin BENCH))" ]; then \
 	  mkdir -p "$(MEASURED)/reports" && rm -f "$(MEASURED)"/reports/* && cp "$(BENCH)"/*.json "$(BENCH)"/*.log "$(MEASURED)/reports/"; fi
 	@$(DOCS_PYTHON) scripts/docs/render_measured.py "$(MEASURED)/reports" "$(MEASURED)"

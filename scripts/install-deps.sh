@@ -1,20 +1,55 @@
 #!/usr/bin/env bash
-# Installs the Debian packages gpulab needs, and nothing when they are all present.
-# Called by `make check` and `make test`; safe to run by hand.
+# Installs the Debian packages a gpulab command needs, and nothing when they are all present.
+# Each make target asks for its own groups; safe to run by hand.
+#
+#   scripts/install-deps.sh check       make check, make devices, make student-release (the default)
+#   scripts/install-deps.sh grade       make grade, make bench-grader (add `check`: the harness)
+#   scripts/install-deps.sh docs        make docs
+#   scripts/install-deps.sh plots       make docs-figures, make docs-measured, make bench-docs
+#   scripts/install-deps.sh test        make test: everything its tests use (all of the above and chromium)
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config
+# Building the harness (CMakeLists.txt: find_package ... REQUIRED) and running the labs on OpenCL.
+# libarchive and OpenSSL are here too: batch grading is compiled into the one `gpulab` binary
+# (grader/CMakeLists.txt: gpulab_cli needs them), so the build fails without them. python3: the
+# configure step looks for it (tests/CMakeLists.txt). PoCL runs OpenCL on the CPU when there is no GPU.
+group_check=(
+  build-essential cmake ninja-build pkg-config python3
   libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev doctest-dev libpng-dev
-  libarchive-dev libssl-dev bubblewrap   # batch grading: archives, content hashes, the sandbox
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  mkdocs mkdocs-material python3-pymdownx   # the lecture companion (make docs)
-  python3-matplotlib python3-pil chromium   # plots (docs figures, the batch summary page index.html); its test renders it headless
+  libarchive-dev libssl-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
+# Batch grading: the sandbox around each submission, and the summary page OUT/index.html
+# (scripts/grade/summary.py draws its plots with matplotlib).
+group_grade=(bubblewrap python3-matplotlib)
+# The lecture companion: mkdocs builds docs/ into build/site.
+group_docs=(mkdocs mkdocs-material python3-pymdownx)
+# The figures and measured plots of docs/ (scripts/docs/figures.py, render_measured.py).
+group_plots=(python3-matplotlib)
+# make test: everything above, and the summary page test's headless browser and image reader
+# (tests/grade/summary_page_test.py).
+group_test=("${group_check[@]}" "${group_grade[@]}" "${group_docs[@]}" "${group_plots[@]}" chromium python3-pil)
 
+[ $# -gt 0 ] || set -- check
+packages=()
+for group in "$@"; do
+  case "$group" in
+    check) packages+=("${group_check[@]}") ;;
+    grade) packages+=("${group_grade[@]}") ;;
+    docs) packages+=("${group_docs[@]}") ;;
+    plots) packages+=("${group_plots[@]}") ;;
+    test | all) packages+=("${group_test[@]}") ;;
+    *) echo "usage: scripts/install-deps.sh [check|grade|docs|plots|test]... (unknown group: $group)" >&2; exit 2 ;;
+  esac
+done
+
+# One dpkg-query for all of them: a check with everything installed stays quick (make check runs it).
+mapfile -t packages < <(printf '%s\n' "${packages[@]}" | sort -u)
+# (dpkg-query fails when one of them was never installed: that one is missing, the rest are listed.)
+installed=" $({ dpkg-query -W -f='${Package}=${Status}\n' "${packages[@]}" 2>/dev/null || :; } | sed -n 's/=install ok installed$//p' | tr '\n' ' ') "
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  [[ "$installed" == *" $p "* ]] || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
@@ -27,7 +62,7 @@ if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "gpulab: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
   sudo="sudo"
 fi
-echo "gpulab: installing ${missing[*]}"
+echo "gpulab: installing ${missing[*]} (apt-get; this takes a few minutes the first time)"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
