@@ -94,6 +94,10 @@ struct Launchable {
 
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable);
 
+// Guard zones around the buffers student code allocates itself (cudaMalloc, clCreateBuffer): on,
+// except under the sanitizer, whose memcheck must see an access past the end of the allocation.
+void set_student_buffer_guards(bool on);
+
 // Median time in ms of one launch of `probe` on the device, after warm-up launches, each timed
 // launch after a cache flush: for calibrations.
 double median_launch_ms(const RunContext& ctx, const Probe& probe);

@@ -268,6 +268,7 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
 
   auto device = open_device(backend, device_selector);
   device->set_guard_zones(secrets.cases != Cases::sanitize);
+  set_student_buffer_guards(secrets.cases != Cases::sanitize);
   const DeviceInfo& info = device->info();
   progress.emit({{"event", "device"},
                  {"backend", info.backend},
