@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 namespace gpulab {
 
@@ -58,6 +63,53 @@ std::string column_label(const Metric& metric, const Calibration& calibration) {
   if (std::string(metric.calibration) == "library" && !calibration.library.empty())
     return "% " + calibration.library.substr(0, calibration.library.find(' '));
   return metric.label;
+}
+
+nlohmann::json calibration_to_json(const Calibration& c) {
+  nlohmann::json j{{"unit", c.unit}, {"library", c.library}, {"rates", c.rates}};
+  if (c.copy_gbps) j["copy_gbps"] = *c.copy_gbps;
+  if (c.peak_gflops) j["peak_gflops"] = *c.peak_gflops;
+  if (c.measured_at) j["measured_at"] = *c.measured_at;
+  if (!c.origin.empty()) j["origin"] = c.origin;
+  return j;
+}
+
+namespace {
+
+// A figure a calibration may hold: a finite number above zero (a rate of 0 or NaN would make every
+// ratio infinite or meaningless).
+double positive(const nlohmann::json& j, const std::string& what) {
+  if (!j.is_number() || !std::isfinite(j.get<double>()) || j.get<double>() <= 0)
+    throw std::invalid_argument(fmt::format("{} is not a positive number ({})", what, j.dump()));
+  return j.get<double>();
+}
+
+}  // namespace
+
+Calibration calibration_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("a calibration is a JSON object");
+  Calibration c;
+  c.unit = j.value("unit", "");
+  if (c.unit != "GB/s" && c.unit != "GFLOP/s" && c.unit != "Gkeys/s")
+    throw std::invalid_argument(fmt::format("unknown rate unit '{}'", c.unit));
+  if (j.contains("library") && !j["library"].is_string()) throw std::invalid_argument("library is not a string");
+  c.library = j.value("library", "");
+  if (!j.contains("rates") || !j["rates"].is_object()) throw std::invalid_argument("no rates");
+  static const std::vector<std::string> known{"copy", "library", "peak", "naive", "cpu_1core", "cpu_all_cores"};
+  for (const auto& [name, value] : j["rates"].items()) {
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw std::invalid_argument(fmt::format("unknown rate '{}'", name));
+    c.rates[name] = positive(value, "rate " + name);
+  }
+  if (j.contains("copy_gbps")) c.copy_gbps = positive(j["copy_gbps"], "copy_gbps");
+  if (j.contains("peak_gflops")) c.peak_gflops = positive(j["peak_gflops"], "peak_gflops");
+  if (j.contains("measured_at")) c.measured_at = positive(j["measured_at"], "measured_at");
+  if (j.contains("origin") && j["origin"].is_string()) c.origin = j["origin"].get<std::string>();
+  return c;
+}
+
+double unix_seconds_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace gpulab

@@ -91,11 +91,13 @@ RunSummary summary_of(const json& result) {
     lab.title = l.value("title", "");
     lab.backend = l.value("backend", "");
     lab.device = l.value("device", json());
-    if (l.contains("calibration")) {
-      lab.calibration.unit = l["calibration"].value("unit", "");
-      lab.calibration.library = l["calibration"].value("library", "");
-      lab.calibration.rates = l["calibration"].value("rates", std::map<std::string, double>{});
-    }
+    if (l.contains("calibration")) try {
+        lab.calibration = calibration_from_json(l["calibration"]);
+      } catch (const std::invalid_argument&) {  // a record written by an older grader: the rates alone
+        lab.calibration.unit = l["calibration"].value("unit", "");
+        lab.calibration.library = l["calibration"].value("library", "");
+        lab.calibration.rates = l["calibration"].value("rates", std::map<std::string, double>{});
+      }
     lab.tasks = l.value("tasks", std::vector<TaskResult>{});
     lab.output = l.value("output", "");
     lab.warnings = l.value("warnings", std::vector<std::string>{});
@@ -157,6 +159,11 @@ struct Batch {
   std::vector<std::string> gpu_lock_names;  // machine-wide: one run per GPU at a time
   int cpu_threads_per_job = 1;
   SanitizerGate sanitizer;            // with --sanitize: compute-sanitizer's path
+  DeviceClass device_class = DeviceClass::gpu;
+  // (GPU slot, lab id) -> calibration measured once for the batch (calibrate_batch): every student's
+  // runner on that GPU is given it and measures no rates of its own.
+  std::map<std::pair<int, std::string>, Calibration> device_calibrations;
+  std::vector<PhaseTimes> budgets;    // per graded student, for the batch's budget line
   std::mutex print_lock;
 };
 
@@ -192,6 +199,22 @@ json reference_for(const Batch& b, const std::string& lab, const std::string& ta
   return b.calibration["labs"][lab][task];
 }
 
+// Where a lab's or a student's time went (PhaseTimes), in seconds rounded to milliseconds.
+json phases_json(const PhaseTimes& p) {
+  auto ms = [](double s) { return std::round(s * 1000) / 1000; };
+  return {{"compile_s", ms(p.compile_s)},         {"wait_for_gpu_s", ms(p.wait_for_gpu_s)},
+          {"run_s", ms(p.run_s)},                 {"hidden_s", ms(p.hidden_s)},
+          {"calibration_s", ms(p.calibration_s)}, {"correctness_s", ms(p.correctness_s)},
+          {"timing_s", ms(p.timing_s)},           {"sanitize_s", ms(p.sanitize_s)}};
+}
+
+PhaseTimes& operator+=(PhaseTimes& total, const PhaseTimes& p) {
+  total.compile_s += p.compile_s, total.wait_for_gpu_s += p.wait_for_gpu_s, total.run_s += p.run_s;
+  total.hidden_s += p.hidden_s, total.calibration_s += p.calibration_s, total.correctness_s += p.correctness_s;
+  total.timing_s += p.timing_s, total.sanitize_s += p.sanitize_s;
+  return total;
+}
+
 json lab_json(const Batch& b, const LabRun& lab) {
   RunSummary one;
   one.labs.push_back(lab);
@@ -204,6 +227,7 @@ json lab_json(const Batch& b, const LabRun& lab) {
   }
   l["score"] = score;
   l["max_score"] = max_score;
+  l["phases"] = phases_json(lab.phases);
   return l;
 }
 
@@ -252,6 +276,38 @@ struct LabPlace {
   SandboxSpec sandbox;  // the student's sandbox, without the lab's own folders
 };
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs one built lab of one student under the GPU lock: its visible and hidden passes, and the
+// sanitizer gate. The whole of it holds the lock, the correctness-only hidden pass and sanitizer too:
+// they use the GPU, and any GPU work beside another submission's timed launches would slow them (the
+// interleaved baseline only partly makes up for a load that comes and goes).
+LabRun run_lab(Batch& b, const Manifest& m, RunRequest req, const Slot& slot) {
+  const int gpu_slot = slot.index % std::max<int>(1, static_cast<int>(b.gpus.size()));
+  if (auto it = b.device_calibrations.find({gpu_slot, m.id}); it != b.device_calibrations.end()) req.calibration = it->second;
+  // Timings are only fair when one run at a time uses a GPU: this lock is machine-wide, so other
+  // batches and students' `make check` wait too.
+  const auto wait_start = std::chrono::steady_clock::now();
+  std::optional<MachineLock> gpu;
+  if (!b.gpu_lock_names.empty()) gpu = MachineLock::take(b.gpu_lock_names[slot.index % b.gpu_lock_names.size()]);
+  const double waited_s = seconds_since(wait_start);
+  LabRun lab = supervise(req);
+  lab.phases.wait_for_gpu_s = waited_s;
+  if (b.o.sanitize && lab.grader_failure.empty() &&
+      std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.status == Status::passed; })) {
+    const auto sanitize_start = std::chrono::steady_clock::now();
+    SanitizerGate gate = b.sanitizer;
+    gate.student_files = m.files.at(b.backend);
+    gate.shown_dir = m.id;
+    gate.parallel = 1;  // the batch's jobs already share the machine's cores
+    apply_sanitizer_gate(lab, sanitize_lab(req, gate));
+    lab.phases.sanitize_s = seconds_since(sanitize_start);
+  }
+  return lab;
+}
+
 // Builds and runs one lab of one student. Throws GraderFailure when the grader, not the submission,
 // failed; LabRun::grader_failure says the same of the run.
 LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPlace& place, const Slot& slot,
@@ -285,9 +341,12 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   fs::remove_all(build_dir);  // always built afresh: nothing from an earlier run is trusted
   fs::create_directories(build_dir);
   if (slot.user) give_to_user(build_dir, *slot.user);
+  const auto compile_start = std::chrono::steady_clock::now();
   const BuildResult build = build_lab(b.tc, m, b.backend, lab_dir, build_dir, compile);
+  const double compile_s = seconds_since(compile_start);
   if (slot.user) give_to_user(build_dir, 0);  // the runner cannot be replaced by the code it runs
   lab.warnings = warning_lines(build.warnings);
+  lab.phases.compile_s = compile_s;
   if (!build.ok) {
     lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error, build.message, build.log);
     return lab;
@@ -306,20 +365,9 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   req.limits = b.run_limits;
   req.sandbox = place.sandbox;
   req.sandbox.visible = {lab_dir, build_dir};
-  // Timings are only fair when one run at a time uses a GPU: this lock is machine-wide, so other
-  // batches and students' `make check` wait too.
-  std::optional<MachineLock> gpu;
-  if (!b.gpu_lock_names.empty()) gpu = MachineLock::take(b.gpu_lock_names[slot.index % b.gpu_lock_names.size()]);
-  lab = supervise(req);
+  lab = run_lab(b, m, req, slot);
   lab.warnings = warning_lines(build.warnings);
-  if (b.o.sanitize && lab.grader_failure.empty() &&
-      std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.status == Status::passed; })) {
-    SanitizerGate gate = b.sanitizer;
-    gate.student_files = m.files.at(b.backend);
-    gate.shown_dir = m.id;
-    gate.parallel = 1;  // the batch's jobs already share the machine's cores
-    apply_sanitizer_gate(lab, sanitize_lab(req, gate));
-  }
+  lab.phases.compile_s = compile_s;
   return lab;
 }
 
@@ -431,6 +479,7 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
   }
 
   const bool refused = !result["error"].get<std::string>().empty();
+  PhaseTimes phases;  // over the student's labs
   if (!refused) {
     // The scratch folder belongs to the grader; the submission's code may write only in box/ (its
     // home) and, while it compiles, in its build folder. Logs, progress and output files live in
@@ -441,6 +490,7 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
     for (const auto& m : b.labs) {
       if (!m.files.count(b.backend)) continue;
       LabRun lab = grade_lab_with_retries(b, m, taken[m.id], place, slot, seed);
+      phases += lab.phases;
       // Paths in messages: the scratch folder means nothing to a student.
       const std::string scratch_prefix = scratch.string() + "/";
       for (auto& task : lab.tasks) {
@@ -456,6 +506,11 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
   result["score"] = score;
   result["graded_at"] = now_utc();
   result["duration_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!refused) {
+    result["phases"] = phases_json(phases);
+    std::lock_guard lock(b.print_lock);
+    b.budgets.push_back(phases);
+  }
 
   // The record last: a student counts as graded only once every file of theirs is complete.
   write_text_atomically(gradescope_results(result).dump(2, ' ', false, json::error_handler_t::replace) + "\n",
@@ -475,6 +530,82 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
     std::fflush(stdout);
   }
   return refused ? Outcome::refused : Outcome::graded;
+}
+
+// The skeleton runner's request for one lab on the GPU of `gpu_slot`: the pristine harness and the
+// course's own skeleton files, no sandbox (nothing of a student's runs), the students' environment
+// (their GPU, PoCL's share of the cores) so the rates are those their runs would measure.
+RunRequest skeleton_request(Batch& b, const Manifest& m, const BuildResult& build, const fs::path& dir, int gpu_slot) {
+  RunRequest req;
+  req.runner = build.runner;
+  req.manifest = &m;
+  req.student_dir = b.tc.repo / "labs" / m.id;
+  req.backend = b.backend;
+  req.device = b.o.device;
+  req.seed = b.o.seed ? *b.o.seed : fresh_seed();
+  if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
+  req.work_dir = dir / fmt::format("run-{}", gpu_slot);
+  req.limits = b.run_limits;
+  req.sandbox.env = sandbox_for(b, dir, Slot{gpu_slot, std::nullopt}).env;
+  return req;
+}
+
+// The batch's calibrations, measured once per lab and GPU before any student (issue #15): by a runner
+// built from the pristine skeletons (labs/), which calibrates and exits before any task, so no student
+// code runs in it. Each student's runner is then given these rates (RunRequest::calibration) and only
+// measures the baseline interleaved with its timed launches; a student's runner never supplies the
+// calibration a report shows. A lab that cannot be calibrated here is calibrated by each runner.
+void calibrate_batch(Batch& b) {
+  const int gpus = std::max<int>(1, static_cast<int>(b.gpus.size()));
+  for (const auto& m : b.labs) {
+    const auto cases = m.cases_for(b.device_class);
+    if (!m.files.count(b.backend) || std::none_of(cases.begin(), cases.end(), [](const Case* c) { return c->timing; }))
+      continue;
+    const fs::path dir = b.out / ".scratch" / "_calibration" / m.id;
+    const BuildResult build = build_lab(b.tc, m, b.backend, b.tc.repo / "labs" / m.id, dir / "build");
+    for (int g = 0; g < gpus; ++g) {
+      std::string why = build.ok ? "" : "the skeleton did not build: " + build.message;
+      std::optional<Calibration> c;
+      if (build.ok) {
+        std::optional<MachineLock> lock;
+        if (!b.gpu_lock_names.empty()) lock = MachineLock::take(b.gpu_lock_names[g % b.gpu_lock_names.size()]);
+        c = measure_calibration(skeleton_request(b, m, build, dir, g), why);
+      }
+      if (c) {
+        c->origin = "batch";
+        b.device_calibrations[{g, m.id}] = *c;
+      } else {
+        fmt::print(stderr, "gpulab grade: {}: no batch calibration ({}); each submission's runner measures its own\n",
+                   m.id, why);
+      }
+    }
+  }
+}
+
+// "budget per submission (mean of 4): compile 2.1 s, waiting for the GPU 0.0 s, run 3.4 s = ...": where
+// a graded submission's time went, from each lab's PhaseTimes (the runners' own clocks split run_s).
+std::string budget_line(const std::vector<PhaseTimes>& budgets) {
+  PhaseTimes sum;
+  for (const auto& p : budgets) sum += p;
+  const double n = static_cast<double>(std::max<std::size_t>(1, budgets.size()));
+  const double rest = sum.run_s - sum.correctness_s - sum.timing_s - sum.calibration_s;
+  return fmt::format("budget per submission (mean of {}): compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s "
+                     "= correctness cases {:.1f} s + timing cases {:.1f} s + calibration {:.1f} s + the rest {:.1f} s "
+                     "(runner start-up, device, kernel builds); the hidden pass alone {:.1f} s of the run{}",
+                     budgets.size(), sum.compile_s / n, sum.wait_for_gpu_s / n, sum.run_s / n, sum.correctness_s / n,
+                     sum.timing_s / n, sum.calibration_s / n, rest / n, sum.hidden_s / n,
+                     sum.sanitize_s > 0 ? fmt::format("; sanitizer {:.1f} s", sum.sanitize_s / n) : "");
+}
+
+// batch.json's record of the batch's own calibrations and of where the graded students' time went.
+void add_calibrations_and_budget(json& batch, const Batch& b) {
+  batch["device_calibrations"] = json::array();
+  for (const auto& [where, c] : b.device_calibrations)
+    batch["device_calibrations"].push_back({{"gpu_slot", where.first}, {"lab", where.second}, {"calibration", calibration_to_json(c)}});
+  PhaseTimes total;
+  for (const auto& p : b.budgets) total += p;
+  batch["phases_total"] = phases_json(total);
+  batch["phases_students"] = b.budgets.size();
 }
 
 // Grades one student as job `index` of the batch, as a sandbox user held machine-wide for the time.
@@ -710,6 +841,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   } else if (device.device_class == DeviceClass::gpu) {
     b.gpu_lock_names.push_back(gpu_lock_name(device));
   }
+  b.device_class = device.device_class;
   if (o.sanitize) b.sanitizer = make_sanitizer_gate(tc, backend);
   if (fs::exists(b.out / "calibration.json") && !o.calibrate) {
     b.calibration = json::parse(read_text(b.out / "calibration.json"), nullptr, false);
@@ -727,6 +859,11 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
                b.isolation.describe(b.run_limits));
     std::fflush(stdout);
   }
+
+  calibrate_batch(b);
+  if (!o.quiet && !b.device_calibrations.empty())
+    fmt::print("  device calibrations: measured once for the batch, by the skeletons' runners, for {} lab{}\n",
+               b.device_calibrations.size(), b.device_calibrations.size() > 1 ? "s" : "");
 
   if (o.calibrate) {
     // The reference solutions, graded like a student, give the ratios this machine reaches.
@@ -747,6 +884,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
     write_text_atomically(cal.dump(2) + "\n", b.out / "calibration.json");
     fs::remove_all(b.out / "students" / job.name);
     b.calibration = cal;
+    b.budgets.clear();  // the budget line is the students'
     if (!o.quiet) fmt::print("  calibration: the reference solutions' ratios on this machine are in {}\n", (b.out / "calibration.json").string());
   }
 
@@ -807,6 +945,8 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
              {"wall_s", summary.wall_s}, {"labs", ids},
              {"throughput_per_hour", summary.graded > 0 && hours > 0 ? summary.graded / hours : 0.0}};
   if (!b.gpus.empty()) batch["gpus"] = b.gpus;
+  add_calibrations_and_budget(batch, b);
+  if (!b.budgets.empty()) fmt::print("{}\n", budget_line(b.budgets));
   write_text_atomically(batch.dump(2) + "\n", b.out / "batch.json");
   fs::remove_all(b.out / ".scratch");
   return summary;

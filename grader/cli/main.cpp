@@ -12,6 +12,7 @@
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
 #include "audit.hpp"
+#include "calibration_cache.hpp"
 #include "grade.hpp"
 #include "machine_lock.hpp"
 #include "release.hpp"
@@ -104,6 +105,7 @@ struct CheckOptions {
   double timeout = 0;
   bool build_only = false;
   bool sanitize = false;  // the sanitizer gate instead of the check (sanitizer.hpp)
+  bool recalibrate = false;  // measure calibrations afresh instead of taking the cache's (calibration_cache.hpp)
 };
 
 
@@ -122,6 +124,7 @@ int check(const CheckOptions& o) {
   run.source = source.string();
   run.backend = backend;
   run.seed = o.seed ? o.seed : fresh_seed();
+  CheckCalibrations calibrations(tc, backend, o.device, o.recalibrate);
   for (const auto& m : labs) {
     if (!m.files.count(backend)) continue;
     const auto tasks = select_tasks(m, o.tasks);
@@ -162,7 +165,7 @@ int check(const CheckOptions& o) {
         gate->shown_dir = m.id;
         lab = sanitize_lab(req, *gate);
       } else {
-        lab = supervise(req);
+        lab = calibrations.supervise(req);
       }
     }
     lab.warnings = warning_lines(build.warnings);
@@ -282,6 +285,8 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--seed", o.seed, "seed of the random inputs, to reproduce a run");
   check_cmd->add_option("--timeout", o.timeout, "seconds without progress before a lab is killed (default: the manifest's)");
   check_cmd->add_option("--json", o.json, "where to write the JSON report");
+  check_cmd->add_flag("--recalibrate", o.recalibrate,
+                      "measure the calibrations afresh instead of taking those cached in the last 10 minutes");
   check_cmd->add_flag("--sanitize", o.sanitize,
                       "CUDA: run each task's correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, "
                       "initcheck) instead of the check: races, out-of-bounds accesses, barriers not every thread reaches");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "files.hpp"
@@ -50,8 +51,7 @@ nlohmann::json to_json(const RunSummary& run) {
                      {"output", lab.output},  {"processes", lab.processes}};
     if (!lab.pictures_dir.empty()) l["pictures"] = lab.pictures_dir;
     if (!lab.warnings.empty()) l["warnings"] = lab.warnings;
-    if (!lab.calibration.rates.empty())
-      l["calibration"] = {{"unit", lab.calibration.unit}, {"library", lab.calibration.library}, {"rates", lab.calibration.rates}};
+    if (!lab.calibration.rates.empty()) l["calibration"] = calibration_to_json(lab.calibration);
     labs.push_back(std::move(l));
   }
   return {{"source", run.source},       {"backend", run.backend},         {"seed", run.seed},
@@ -111,6 +111,20 @@ std::string describe_calibration(const Calibration& cal) {
   return out;
 }
 
+// "measured now", "cached, measured 3 min ago", "measured once for the batch 2 h ago": how fresh the
+// calibration is and whether this run measured it, so a reader knows what the ratios divide by.
+std::string describe_measured(const Calibration& cal, double now) {
+  if (!cal.measured_at) return {};
+  const double age = std::max(0.0, now - *cal.measured_at);
+  const std::string when = age < 60     ? (cal.origin.empty() ? "now" : "just now")
+                           : age < 3600 ? fmt::format("{:.0f} min ago", std::floor(age / 60))
+                                        : fmt::format("{:.1f} h ago", age / 3600);
+  const std::string by = cal.origin == "cache"   ? "cached, measured "
+                         : cal.origin == "batch" ? "measured once for the batch "
+                                                 : "measured ";
+  return ", " + by + when;
+}
+
 std::string number(double v) { return v == static_cast<long long>(v) ? fmt::format("{}", static_cast<long long>(v)) : fmt::format("{:.1f}", v); }
 
 }  // namespace
@@ -138,7 +152,7 @@ std::string render_report(const RunSummary& run, bool color) {
   for (const auto& lab : run.labs) {
     out += "\n" + paint(fmt::format("{} · {}", lab.id, lab.title), bold);
     const Calibration& cal = lab.calibration;
-    out += fmt::format("  [{}{}]\n", lab.backend, describe_calibration(cal));
+    out += fmt::format("  [{}{}{}]\n", lab.backend, describe_calibration(cal), describe_measured(cal, unix_seconds_now()));
     // A column for every ratio this run could compute.
     std::vector<const Metric*> columns;
     for (const auto& m : metrics())

@@ -94,6 +94,46 @@ std::string signal_text(int sig) {
 
 namespace {
 
+// The secrets a runner reads on standard input: the seed, which cases, and trusted rates if any.
+std::string secrets_for(const RunRequest& req, bool hidden) {
+  nlohmann::json j{{"seed", req.seed},
+                   {"cases", hidden                 ? "hidden"
+                             : req.sanitize_cases   ? "sanitize"
+                             : req.correctness_only ? "correctness"
+                                                    : "visible"}};
+  if (req.calibration && !hidden) j["calibration"] = calibration_to_json(*req.calibration);
+  return j.dump() + "\n";
+}
+
+// What one runner process's events said about its calibration and where its time went.
+struct ProcessClock {
+  bool task_begun = false, calibrated = false;
+  double case_began_at = 0;
+};
+
+// A "calibration" event: its time into the phases; its rates into the lab unless trusted rates were
+// sent (then the event only echoes them). A forged event cannot be told from a real one by its
+// content, only by its place: one per process, before any task began, or the lab notes a doubt.
+void take_calibration(LabRun& run, const RunRequest& req, const nlohmann::json& e, ProcessClock& clock) {
+  run.phases.calibration_s += e.value("took_s", 0.0);
+  if (req.calibration) return;
+  if (clock.task_begun) run.calibration_doubt = "a calibration event after a task began";
+  if (clock.calibrated) run.calibration_doubt = "two calibration events from one runner";
+  clock.calibrated = true;
+  try {
+    run.calibration = calibration_from_json(e);
+  } catch (const std::invalid_argument& bad) {
+    run.calibration_doubt = fmt::format("a malformed calibration event ({})", bad.what());
+  }
+}
+
+// A case's time (from its case_begin to its case_end, on the runner's clock) into the phases.
+void take_case_time(LabRun& run, const nlohmann::json& e, const ProcessClock& clock) {
+  const double took = std::max(0.0, e.value("at_s", 0.0) - clock.case_began_at);
+  const bool timed = e.contains("result") && e["result"].contains("timing");
+  (timed ? run.phases.timing_s : run.phases.correctness_s) += took;
+}
+
 // One pass of runner processes over `tasks`: the visible cases, or (`hidden`) the hidden ones alone.
 // A process that fails in a task is followed by a fresh one for the tasks after it.
 LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::string>& tasks,
@@ -108,12 +148,8 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
   fs::create_directories(req.work_dir);
   const fs::path output = req.work_dir / (hidden ? "output-hidden.txt" : "output.txt");
   fs::remove(output);
-  const std::string secrets =
-      nlohmann::json{{"seed", req.seed}, {"cases", hidden                 ? "hidden"
-                                           : req.sanitize_cases   ? "sanitize"
-                                           : req.correctness_only ? "correctness"
-                                                                  : "visible"}}.dump() +
-      "\n";
+  const std::string secrets = secrets_for(req, hidden);
+  if (req.calibration && !hidden) run.calibration = *req.calibration;
 
   std::vector<std::string> pending = tasks;
   std::map<std::string, TaskResult> finished;
@@ -139,23 +175,27 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
 
     limits.idle_s = timeout;
     const ChildExit exit = run_isolated(argv, output, limits, req.sandbox, progress, secrets);
+    run.phases.run_s += exit.wall_s;
 
     std::string current_task, current_case, setup_error;
     const std::size_t finished_before = finished.size();
+    ProcessClock clock;
     for (const auto& e : read_events(progress)) try {
       const std::string kind = e.value("event", "");
       if (kind == "device") {
         run.device = e;
         run.device.erase("event");
       } else if (kind == "calibration") {
-        run.calibration.unit = e.value("unit", "GB/s");
-        run.calibration.library = e.value("library", "");
-        run.calibration.rates = e.at("rates").get<std::map<std::string, double>>();
+        take_calibration(run, req, e, clock);
       } else if (kind == "task_begin") {
         current_task = e.at("task");
         current_case.clear();
+        clock.task_begun = true;
       } else if (kind == "case_begin") {
         current_case = e.at("case");
+        clock.case_began_at = e.value("at_s", 0.0);
+      } else if (kind == "case_end") {
+        take_case_time(run, e, clock);
       } else if (kind == "task_end") {
         TaskResult r = e.at("result").get<TaskResult>();
         // Points and the maximum come from the manifest, once per pending task: the progress file
@@ -290,11 +330,40 @@ LabRun supervise(const RunRequest& req) {
   if (passed.empty()) return run;
   const LabRun hidden = run_pass(req, true, passed, lab_start);
   run.processes += hidden.processes;
+  run.phases.run_s += hidden.phases.run_s;
+  run.phases.hidden_s += hidden.phases.run_s;
+  run.phases.correctness_s += hidden.phases.correctness_s;
   if (!hidden.grader_failure.empty()) run.grader_failure = hidden.grader_failure;
   for (auto& t : run.tasks)
     for (const auto& h : hidden.tasks)
       if (h.task == t.task) t = with_hidden(t, h);
   return run;
+}
+
+std::optional<Calibration> measure_calibration(const RunRequest& req, std::string& why) {
+  const Manifest& m = *req.manifest;
+  fs::create_directories(req.work_dir);
+  const fs::path progress = req.work_dir / "progress-calibration.jsonl", output = req.work_dir / "output-calibration.txt";
+  fs::remove(progress);
+  fs::remove(output);
+  std::vector<std::string> argv{req.runner.string(), "--manifest", m.path.string(), "--student-dir",
+                                req.student_dir.string(), "--backend", req.backend, "--progress", progress.string()};
+  if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
+  Limits limits = req.limits;
+  limits.idle_s = req.timeout_s.value_or(m.timeout_s);
+  const ChildExit exit = run_isolated(argv, output, limits, req.sandbox, progress,
+                                      nlohmann::json{{"seed", req.seed}, {"cases", "calibrate"}}.dump() + "\n");
+  for (const auto& e : read_events(progress)) try {
+      if (e.value("event", "") == "calibration") return calibration_from_json(e);
+      if (e.value("event", "") == "error") why = e.value("message", "");
+    } catch (const std::exception& bad) {
+      why = fmt::format("a malformed calibration event ({})", bad.what());
+      return std::nullopt;
+    }
+  if (why.empty())
+    why = exit.exited_ok() ? "the runner reported no calibration (the lab has no timing case for this device)"
+                           : fmt::format("the runner failed: {}", tail_of(output, 300));
+  return std::nullopt;
 }
 
 }  // namespace gpulab::cli

@@ -16,10 +16,27 @@
 
 namespace gpulab::cli {
 
+// Where a lab's time went, in seconds: what `gpulab grade` adds up into its per-submission budget.
+struct PhaseTimes {
+  double compile_s = 0;       // building the student's files and the runner (set by the caller)
+  double wait_for_gpu_s = 0;  // waiting for the machine-wide GPU lock (set by the caller)
+  double run_s = 0;           // the runner processes of every pass, wall clock
+  double hidden_s = 0;        // of run_s: the hidden-case pass
+  double calibration_s = 0;   // in the runners: calibrating (preparing the probes only, when rates were given)
+  double correctness_s = 0;   // in the runners: the cases without timing, every pass
+  double timing_s = 0;        // in the runners: the timing cases (warm-up, timed launches, baselines, checks)
+  double sanitize_s = 0;      // the sanitizer gate (set by the caller)
+};
+
 struct LabRun {
   std::string id, name, title, backend;
   nlohmann::json device;              // the runner's "device" event, when it got that far
   Calibration calibration;            // empty rates: none was measured
+  // Why the runner's calibration event must not be reused by a later run, "" when nothing speaks
+  // against it: the progress file is written by the process that runs student code, so an event
+  // out of place (after a task began, a second one) may be forged. Unused when rates were given.
+  std::string calibration_doubt;
+  PhaseTimes phases;
   std::vector<TaskResult> tasks;      // the selected tasks, in manifest order
   std::string output;                 // the end of what the student's code printed
   int processes = 0;                  // runner processes started (more than 1 after a failure)
@@ -49,11 +66,20 @@ struct RunRequest {
   bool sanitize_cases = false;
   bool correctness_only = false;      // only the visible correctness cases: no timing, no thresholds
   std::vector<std::string> wrapper;
+  // Rates measured earlier by a process the CLI trusts (gpulab check's cache, a batch's calibration
+  // runner): sent to the runner with the seed, so it prepares its probes but measures no rates, and
+  // reported as the lab's calibration whatever the runner's event says.
+  std::optional<Calibration> calibration;
   Limits limits;                      // on top of the progress timeout; idle_s is set from it
   SandboxSpec sandbox;                // default: a plain child process
 };
 
 LabRun supervise(const RunRequest& request);
+
+// Runs `request.runner` once to calibrate alone: it opens the device, measures and reports the
+// calibrations, and runs no task and none of its student files' device code (a batch runs a runner
+// built from the pristine skeletons this way). The calibration, or empty with `why` set.
+std::optional<Calibration> measure_calibration(const RunRequest& request, std::string& why);
 
 // A result for every selected task when the runner could not even be built or started.
 std::vector<TaskResult> all_tasks_failed(const Manifest& manifest, const std::vector<std::string>& tasks, Status status,

@@ -115,9 +115,15 @@ class LabDriver {
   // The unit of Launchable::work per second: "GB/s" (work in bytes; the runner then also measures
   // the device's copy bandwidth), "GFLOP/s", "Gkeys/s".
   virtual std::string rate_unit() const { return "GB/s"; }
-  // Adds the lab's own calibrations (a vendor library, the harness's naive kernel, the CPU) for
-  // the timing case `timing` to `calibration`, in the rate unit.
-  virtual void calibrate(const RunContext&, const Case& /*timing*/, Calibration& /*calibration*/) {}
+  // The lab's calibrations (a vendor library, the harness's naive kernel, the CPU) for the timing
+  // case `timing` come in two steps, so a run given rates measured earlier (gpulab check's cache, a
+  // batch's trusted calibration) skips only the measuring:
+  // - prepare: what a task's timing needs even then, cheaply (allocations, no timing): the probes
+  //   that are measured again interleaved with the timed launches, in calibration.probes;
+  // - measure: the rates, in the rate unit, into calibration.rates (and calibration.library);
+  //   called after prepare, only when no earlier rates were given.
+  virtual void prepare_calibration(const RunContext&, const Case& /*timing*/, Calibration& /*calibration*/) {}
+  virtual void measure_calibration(const RunContext&, const Case& /*timing*/, Calibration& /*calibration*/) {}
 };
 
 // Defined once per lab (grader/labs/<name>/); the runner executable of a lab links exactly one.

@@ -170,23 +170,33 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   return !device_lost;
 }
 
-// The device's copy bandwidth, for the speed of light of every lab and the copy_fraction metric of
-// memory-bound ones; the probe stays, so a task's timing can measure it again interleaved.
-void calibrate_copy(const RunContext& ctx, Calibration& calibration, std::unique_ptr<Buffer>& from,
-                    std::unique_ptr<Buffer>& to) {
-  // As large as a GPU timing case (256 MiB), so caches do not flatter the copy; smaller on a CPU.
+// The copy probe's buffers (memory-bound labs): as large as a GPU timing case (256 MiB), so caches
+// do not flatter the copy; smaller on a CPU.
+struct CopyProbe {
+  std::size_t bytes = 0;
+  std::unique_ptr<Buffer> from, to;
+};
+
+// The device copy as a probe of memory-bound labs (GB/s), so a task's timing can measure it again
+// interleaved with its launches (the copy_fraction bound).
+void prepare_copy(const RunContext& ctx, Calibration& calibration, CopyProbe& copy) {
   const bool gpu = ctx.device.info().device_class == DeviceClass::gpu;
-  const std::size_t bytes = gpu ? (256u << 20) : (32u << 20);
-  calibration.copy_gbps = ctx.device.copy_bandwidth(bytes, 10);
-  calibration.peak_gflops = ctx.device.peak_gflops();
+  copy.bytes = gpu ? (256u << 20) : (32u << 20);
   if (calibration.unit != "GB/s") return;
-  calibration.rates["copy"] = *calibration.copy_gbps;
-  from = ctx.device.allocate(bytes);
-  to = ctx.device.allocate(bytes);
-  from->fill(0x5a);
-  Buffer& f = *from;
-  Buffer& t = *to;
+  copy.from = ctx.device.allocate(copy.bytes);
+  copy.to = ctx.device.allocate(copy.bytes);
+  copy.from->fill(0x5a);
+  Buffer& f = *copy.from;
+  Buffer& t = *copy.to;
+  const std::size_t bytes = copy.bytes;
   calibration.probes["copy"] = Probe{[] {}, [&ctx, &f, &t, bytes] { ctx.device.copy(f, t, bytes); }, 2.0 * bytes};
+}
+
+// The device's copy bandwidth, for the speed of light of every lab and the copy_fraction metric of
+// memory-bound ones.
+void measure_copy(const RunContext& ctx, Calibration& calibration, const CopyProbe& copy) {
+  calibration.copy_gbps = ctx.device.copy_bandwidth(copy.bytes, 10);
+  if (calibration.unit == "GB/s") calibration.rates["copy"] = *calibration.copy_gbps;
 }
 
 // What the parent tells the runner where student code cannot see it: not in the argv or the
@@ -201,6 +211,10 @@ enum class Cases {
 struct Secrets {
   std::uint64_t seed = 0;
   Cases cases = Cases::visible;
+  // Rates the parent measured earlier and trusts (gpulab check's cache, a batch's calibration):
+  // used instead of measuring them again. Empty: measure.
+  std::optional<Calibration> calibration;
+  bool calibrate_only = false;  // report the calibration, run no task (a batch's trusted calibration)
 };
 
 Secrets read_secrets() {
@@ -209,7 +223,8 @@ Secrets read_secrets() {
   const auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("seed") || !j["seed"].is_number_unsigned())
     throw std::invalid_argument("the runner reads its seed from standard input as {\"seed\": N, \"cases\": \"visible\", "
-                                "\"hidden\", \"sanitize\" or \"correctness\"}; start it through gpulab check or gpulab grade");
+                                "\"hidden\", \"sanitize\", \"correctness\" or \"calibrate\", and optionally "
+                                "\"calibration\": {...}}; start it through gpulab check or gpulab grade");
   Secrets s;
   s.seed = j["seed"].get<std::uint64_t>();
   const std::string cases = j.value("cases", "visible");
@@ -217,6 +232,12 @@ Secrets read_secrets() {
             : cases == "sanitize"    ? Cases::sanitize
             : cases == "correctness" ? Cases::correctness
                                      : Cases::visible;
+  s.calibrate_only = cases == "calibrate";
+  // A calibration that does not parse is measured again rather than trusted in part.
+  if (j.contains("calibration")) try {
+      s.calibration = calibration_from_json(j["calibration"]);
+    } catch (const std::invalid_argument&) {
+    }
   return s;
 }
 
@@ -252,6 +273,51 @@ Manifest manifest_for(const std::string& path, const Secrets& secrets) {
   return with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false);
 }
 
+// The calibrations for the timing case: the probes always (a threshold's baseline is measured
+// interleaved with the timed launches whatever happens here), the rates from `given` when the parent
+// sent fitting ones, else measured now. The "calibration" event says which, and how long it took.
+Calibration calibrate(const RunContext& ctx, LabDriver& driver, const Case& timing, const std::optional<Calibration>& given,
+                      CopyProbe& copy, Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  Calibration calibration;
+  calibration.unit = driver.rate_unit();
+  prepare_copy(ctx, calibration, copy);
+  driver.prepare_calibration(ctx, timing, calibration);
+  // Rates for another unit, or without the copy bandwidth (the speed of light needs it), are not used.
+  const bool use_given = given && given->unit == calibration.unit && !given->rates.empty() && given->copy_gbps;
+  if (use_given) {
+    auto probes = std::move(calibration.probes);
+    calibration = *given;
+    calibration.probes = std::move(probes);
+  } else {
+    measure_copy(ctx, calibration, copy);
+    driver.measure_calibration(ctx, timing, calibration);
+    calibration.measured_at = unix_seconds_now();
+  }
+  if (!calibration.peak_gflops) calibration.peak_gflops = ctx.device.peak_gflops();
+  nlohmann::json event = calibration_to_json(calibration);
+  event["event"] = "calibration";
+  event["given"] = use_given;
+  event["took_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.emit(std::move(event));
+  return calibration;
+}
+
+// Every selected task fails with the compile error of the student's device code.
+void report_compile_error(const std::vector<const Task*>& tasks, const CompileError& e, Progress& progress) {
+  for (const Task* t : tasks) {
+    TaskResult r;
+    r.task = t->name;
+    r.function = t->function;
+    r.status = Status::compile_error;
+    r.message = e.what();
+    r.details = e.log();
+    r.max_points = t->points;
+    r.bonus = t->bonus;
+    progress.emit({{"event", "task_end"}, {"result", r}});
+  }
+}
+
 int run(const std::string& manifest_path, const std::string& student_dir, const std::string& backend,
         const std::string& device_selector, const Secrets& secrets, const std::vector<std::string>& task_names,
         const std::string& pictures_dir, Progress& progress) {
@@ -278,39 +344,23 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
                  {"details", info.details},
                  {"class", to_string(info.device_class)}});
 
-  try {
-    device->prepare_lab(manifest, student_dir);
-  } catch (const CompileError& e) {
-    for (const Task* t : tasks) {
-      TaskResult r;
-      r.task = t->name;
-      r.function = t->function;
-      r.status = Status::compile_error;
-      r.message = e.what();
-      r.details = e.log();
-      r.max_points = t->points;
-      r.bonus = t->bonus;
-      progress.emit({{"event", "task_end"}, {"result", r}});
+  // Calibrating alone needs none of the student's device code: the calibrations are the harness's.
+  if (!secrets.calibrate_only) try {
+      device->prepare_lab(manifest, student_dir);
+    } catch (const CompileError& e) {
+      report_compile_error(tasks, e, progress);
+      return 0;
     }
-    return 0;
-  }
 
   const RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); },
                        pictures_dir};
   auto driver = make_lab_driver();
   Calibration calibration;
-  calibration.unit = driver->rate_unit();
   const auto cases = manifest.cases_for(info.device_class);
   const auto timing = std::find_if(cases.begin(), cases.end(), [](const Case* c) { return c->timing; });
-  std::unique_ptr<Buffer> copy_from, copy_to;  // the copy probe's buffers, re-measured during timing
-  if (timing != cases.end()) {
-    calibrate_copy(ctx, calibration, copy_from, copy_to);
-    driver->calibrate(ctx, **timing, calibration);
-    progress.emit({{"event", "calibration"},
-                   {"unit", calibration.unit},
-                   {"library", calibration.library},
-                   {"rates", calibration.rates}});
-  }
+  CopyProbe copy;  // the copy probe's buffers, re-measured during timing
+  if (timing != cases.end()) calibration = calibrate(ctx, *driver, **timing, secrets.calibration, copy, progress);
+  if (secrets.calibrate_only) return 0;
 
   for (const Task* t : tasks)
     if (!run_task(ctx, *driver, *t, progress, calibration)) return 3;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace gpulab {
 
 // A calibration launch that can be measured again, interleaved with a student's timed launches
@@ -21,11 +23,24 @@ struct Probe {
 struct Calibration {
   std::string unit = "GB/s";
   std::string library;                   // what "library" is, e.g. "cuBLAS SGEMM"
-  std::map<std::string, double> rates;   // keys: copy, library, naive, cpu_1core, cpu_all_cores
+  std::map<std::string, double> rates;   // keys: copy, library, peak, naive, cpu_1core, cpu_all_cores
   std::map<std::string, Probe> probes;   // device calibrations that can be re-measured, same keys
   std::optional<double> copy_gbps;       // device copy bandwidth, every lab (for the speed of light)
   std::optional<double> peak_gflops;     // estimated FP32 peak, where known
+  std::optional<double> measured_at;     // unix seconds, when the rates were measured
+  // Where the rates come from: "" measured by this run; "cache": `gpulab check`'s calibration cache
+  // (an earlier run on this device); "batch": measured once for a whole `gpulab grade` batch.
+  std::string origin;
 };
+
+// The measured part of a calibration (no probes) as JSON: unit, library, rates, copy_gbps,
+// peak_gflops, measured_at, origin; what the parent sends a runner and what the cache keeps.
+nlohmann::json calibration_to_json(const Calibration& calibration);
+// The same, read back and checked: a known unit, known rate names, finite positive numbers. Throws
+// std::invalid_argument saying what is wrong (a corrupt cache file, a malformed event).
+Calibration calibration_from_json(const nlohmann::json& j);
+// Unix time now, in seconds: what measured_at holds.
+double unix_seconds_now();
 
 // The least time in ms the device can do a launch's work in: `least_bytes` of memory traffic at
 // the copy bandwidth, and `flops` at the FP32 peak; empty when neither is known.
