@@ -64,7 +64,18 @@ TEST_CASE("the gradebook has a column per lab task and quotes names that would b
   const std::vector<Manifest> labs{load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml")};
   const std::string csv = cli::gradebook_csv({r}, labs);
   CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,status,error,findings\n", 0) == 0);
-  CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,graded,\n") != std::string::npos);
+  CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,graded,,\n") != std::string::npos);
+}
+
+TEST_CASE("the gradebook's findings column lists each task's finding and each divergent-barrier warning") {
+  json r = record_with_hidden_failure();
+  r["labs"][0]["tasks"][1]["finding"] = "sanitizer";
+  r["labs"][0]["warnings"] = json::array(
+      {"02-transpose/transpose.cu:36: __syncthreads() under `if (col < cols)` in kernel t — a barrier every thread must reach"});
+  const std::vector<Manifest> labs{load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml")};
+  const std::string csv = cli::gradebook_csv({r}, labs);
+  CHECK(csv.find(",graded,,02-transpose/optimized: sanitizer; 02-transpose/transpose.cu:36: __syncthreads() under `if "
+                 "(col < cols)` in kernel t\n") != std::string::npos);
 }
 
 TEST_CASE("a student the grader failed for has no points in the gradebook, only 'not graded' and why") {
@@ -79,10 +90,10 @@ TEST_CASE("a student the grader failed for has no points in the gradebook, only 
   refused["error"] = "erin.zip: none of the lab files is there";
   const std::vector<Manifest> labs{load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml")};
   const std::string csv = cli::gradebook_csv({failed, refused}, labs);
-  CHECK(csv.find("dana,dana.zip,,,,10,not graded,not graded: the grader failed (the compiler was killed by signal 9)\n") !=
+  CHECK(csv.find("dana,dana.zip,,,,10,not graded,not graded: the grader failed (the compiler was killed by signal 9),\n") !=
         std::string::npos);
   INFO(csv);
-  CHECK(csv.find("erin,erin.zip,0,0,0,10,refused,erin.zip: none of the lab files is there\n") != std::string::npos);
+  CHECK(csv.find("erin,erin.zip,0,0,0,10,refused,erin.zip: none of the lab files is there,\n") != std::string::npos);
 }
 
 TEST_CASE("student names come from the folder or archive name, made safe for paths") {
