@@ -6,6 +6,8 @@
 #   make check LAB=transpose        one lab (its folder, name or number)
 #   make check SOURCE=solutions     the reference solutions (or any folder in the course layout)
 #   make check BACKEND=opencl DEVICE=0 SEED=123 TASK=naive TIMEOUT=20
+#   make check SANITIZE=1           CUDA: the correctness cases under compute-sanitizer (races, out-of-bounds, barriers)
+#   make check RECALIBRATE=1        measure the calibrations afresh (they are cached for 10 minutes)
 #   make devices                    list CUDA and OpenCL devices
 #   make test                       the project's own test suite (CTest)
 #   make docs                       the lecture companion (docs/) as a site in build/site
@@ -25,7 +27,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 source_dir = $(if $(filter labs solutions,$(SOURCE)),$(CURDIR)/$(SOURCE),$(abspath $(SOURCE)))
 check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--task $(TASK)) \
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
-  $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize)
+  $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate)
 
 .PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured grade student-release \
   audit bench-grader
