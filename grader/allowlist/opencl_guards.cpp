@@ -59,6 +59,24 @@ std::size_t guard_bytes(cl_context context) {
   return (kGuardAtLeast + align - 1) / align * align;
 }
 
+// Writes both guard zones of `parent` (and `contents` between them, when given) on a queue of our
+// own; false when the device cannot (the allocation failed on first use).
+bool fill_guards(cl_mem parent, std::size_t size, std::size_t guard, const void* contents) {
+  cl_context context = nullptr;
+  clGetMemObjectInfo(parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
+  cl_int status = CL_SUCCESS;
+  cl_command_queue queue = clCreateCommandQueue(context, first_device(context), 0, &status);
+  if (status != CL_SUCCESS) return false;
+  const std::vector<unsigned char> pattern(guard, kPattern);
+  bool ok = clEnqueueWriteBuffer(queue, parent, CL_TRUE, 0, guard, pattern.data(), 0, nullptr, nullptr) == CL_SUCCESS &&
+            clEnqueueWriteBuffer(queue, parent, CL_TRUE, guard + size, guard, pattern.data(), 0, nullptr, nullptr) ==
+                CL_SUCCESS;
+  if (ok && contents)
+    ok = clEnqueueWriteBuffer(queue, parent, CL_TRUE, guard, size, contents, 0, nullptr, nullptr) == CL_SUCCESS;
+  clReleaseCommandQueue(queue);
+  return ok;
+}
+
 // Both guard zones, read on a queue of our own (the student's in-order queue finished the kernels
 // that wrote the buffer when their code read the results back).
 std::string damage_of(const Guarded& g) {
@@ -91,14 +109,13 @@ cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size
   if (size == 0 || ((flags & CL_MEM_COPY_HOST_PTR) && !host_ptr) || !guards_on())
     return __real_clCreateBuffer(context, flags, size, host_ptr, status);  // its error, as the student would get it
   const std::size_t guard = guard_bytes(context);
-  std::vector<unsigned char> initial(size + 2 * guard, kPattern);
-  std::fill(initial.begin() + static_cast<std::ptrdiff_t>(guard), initial.end() - static_cast<std::ptrdiff_t>(guard), 0);
-  if (flags & CL_MEM_COPY_HOST_PTR) std::memcpy(initial.data() + guard, host_ptr, size);
+  // The guards and the student's initial contents are written on the device: a huge request fails
+  // as it would without guards, never as a host allocation of its size.
   cl_int err = CL_SUCCESS;
-  cl_mem parent = __real_clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, initial.size(), initial.data(), &err);
-  if (err != CL_SUCCESS) {
-    if (status) *status = err;
-    return nullptr;
+  cl_mem parent = __real_clCreateBuffer(context, CL_MEM_READ_WRITE, size + 2 * guard, nullptr, &err);
+  if (err != CL_SUCCESS || !fill_guards(parent, size, guard, (flags & CL_MEM_COPY_HOST_PTR) ? host_ptr : nullptr)) {
+    if (parent) __real_clReleaseMemObject(parent);
+    return __real_clCreateBuffer(context, flags, size, host_ptr, status);  // its own error, as without guards
   }
   const cl_buffer_region region{guard, size};
   const cl_mem_flags access = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
