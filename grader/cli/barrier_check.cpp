@@ -384,6 +384,10 @@ class FunctionCheck {
   std::size_t while_statement(std::size_t i);
   std::size_t do_statement(std::size_t i);
   std::size_t switch_statement(std::size_t i);
+  // The context of a construct whose condition spans tokens [b, e): divergent when it depends on the
+  // thread; `header` gets the condition's text ("while ({})") for the phrase ("in the loop `{}`").
+  Context condition_context(Construct kind, std::size_t b, std::size_t e, const std::string& header,
+                            const char* phrase) const;
   std::size_t jump_statement(std::size_t i);
   std::size_t simple_statement(std::size_t i);
   std::size_t simple_end(std::size_t i) const;
@@ -610,16 +614,22 @@ void FunctionCheck::loop_body(Context c, std::size_t body, std::size_t incr_begi
   finish_loop(done);
 }
 
+Context FunctionCheck::condition_context(Construct kind, std::size_t b, std::size_t e, const std::string& header,
+                                         const char* phrase) const {
+  Context c;
+  c.kind = kind;
+  c.divergent = depends_on_thread(b, e);
+  c.condition = source(b, e);
+  c.phrase = fmt::format(fmt::runtime(phrase), shorten(fmt::format(fmt::runtime(header), c.condition)));
+  return c;
+}
+
 std::size_t FunctionCheck::while_statement(std::size_t i) {
   const std::size_t open = i + 1;
   if (text(open) != "(") return simple_end(i + 1);
   const std::size_t close = after(open) - 1;
   expression(open + 1, close);
-  Context c;
-  c.kind = Construct::loop;
-  c.divergent = depends_on_thread(open + 1, close);
-  c.condition = source(open + 1, close);
-  c.phrase = fmt::format("in the loop `{}`", shorten("while (" + c.condition + ")"));
+  Context c = condition_context(Construct::loop, open + 1, close, "while ({})", "in the loop `{}`");
   std::size_t next = close + 1;
   loop_body(c, close + 1, close, close, next);
   return next;
@@ -634,11 +644,7 @@ std::size_t FunctionCheck::do_statement(std::size_t i) {
     end = cond_end + 1;
     if (text(end) == ";") ++end;
   }
-  Context c;
-  c.kind = Construct::loop;
-  c.divergent = depends_on_thread(cond_begin, cond_end);
-  c.condition = source(cond_begin, cond_end);
-  c.phrase = fmt::format("in the loop `{}`", shorten("do … while (" + c.condition + ")"));
+  Context c = condition_context(Construct::loop, cond_begin, cond_end, "do … while ({})", "in the loop `{}`");
   std::size_t next = end;
   loop_body(c, i + 1, cond_begin, cond_end, next);
   return end;
@@ -649,11 +655,7 @@ std::size_t FunctionCheck::switch_statement(std::size_t i) {
   if (text(open) != "(") return simple_end(i + 1);
   const std::size_t close = after(open) - 1;
   expression(open + 1, close);
-  Context c;
-  c.kind = Construct::switch_;
-  c.divergent = depends_on_thread(open + 1, close);
-  c.condition = source(open + 1, close);
-  c.phrase = fmt::format("under `{}`", shorten("switch (" + c.condition + ")"));
+  Context c = condition_context(Construct::switch_, open + 1, close, "switch ({})", "under `{}`");
   stack_.push_back(c);
   const std::size_t next = statement(close + 1);
   stack_.pop_back();
