@@ -5,38 +5,25 @@
 // outright (hello) still gets these.
 #include <cuda_runtime.h>
 
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "allocation_guards.hpp"
 #include "gpulab/errors.hpp"
-
-// Set by the runner (grader/runner/execute.cpp) for the sanitizer gate, whose memcheck must see an
-// access past the end of the allocation itself. Weak: a library linked into anything else keeps its
-// guards; and student code cannot reach it (an undefined symbol the allowlist does not name).
-extern "C" {
-__attribute__((weak)) extern volatile int gpulab_student_guards_off;
-}
 
 namespace {
 
-bool guards_on() { return &gpulab_student_guards_off == nullptr || gpulab_student_guards_off == 0; }
+using namespace gpulab::allocation_guards;
 
 constexpr std::size_t kGuard = 4096;
-constexpr unsigned char kPattern = 0x7F;  // as kGuardByte (gpulab/device.hpp): huge as a float
 
 struct Allocation {
   void* base;
   std::size_t size;
 };
 
-std::mutex& registry_lock() {
-  static std::mutex m;
-  return m;
-}
-std::map<void*, Allocation>& registry() {
-  static std::map<void*, Allocation> live;
+Registry<void*, Allocation>& registry() {
+  static Registry<void*, Allocation> live;
   return live;
 }
 
@@ -59,27 +46,21 @@ cudaError_t __real_cudaMalloc(void** pointer, size_t size);
 cudaError_t __real_cudaFree(void* pointer);
 
 cudaError_t __wrap_cudaMalloc(void** pointer, size_t size) {
-  if (!guards_on()) return __real_cudaMalloc(pointer, size);
+  if (!on()) return __real_cudaMalloc(pointer, size);
   void* base = nullptr;
   if (const cudaError_t e = __real_cudaMalloc(&base, size + 2 * kGuard); e != cudaSuccess) return e;
   char* bytes = static_cast<char*>(base);
   if (const cudaError_t e = cudaMemset(bytes, kPattern, kGuard); e != cudaSuccess) return e;
   if (const cudaError_t e = cudaMemset(bytes + kGuard + size, kPattern, kGuard); e != cudaSuccess) return e;
   *pointer = bytes + kGuard;
-  std::lock_guard lock(registry_lock());
-  registry()[*pointer] = {base, size};
+  registry().add(*pointer, {base, size});
   return cudaSuccess;
 }
 
 cudaError_t __wrap_cudaFree(void* pointer) {
-  Allocation a{};
-  {
-    std::lock_guard lock(registry_lock());
-    const auto it = registry().find(pointer);
-    if (it == registry().end()) return __real_cudaFree(pointer);
-    a = it->second;
-    registry().erase(it);
-  }
+  const auto guarded = registry().take(pointer, [](void*) { return true; });
+  if (!guarded) return __real_cudaFree(pointer);
+  const Allocation a = *guarded;
   // cudaFree waits for the device anyway; a kernel error is returned as cudaFree would.
   if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return e;
   const std::string damage = damage_of(a);

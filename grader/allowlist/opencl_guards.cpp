@@ -8,38 +8,25 @@
 //   end (`if (i <= n)`) is found on PoCL too, where nothing faults.
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "allocation_guards.hpp"
 #include "gpulab/student/opencl.hpp"
-
-// Set by the runner (grader/runner/execute.cpp) for the sanitizer gate, whose memcheck must see an
-// access past the end of the allocation itself. Weak: a library linked into anything else keeps its
-// guards; and student code cannot reach it (an undefined symbol the allowlist does not name).
-extern "C" {
-__attribute__((weak)) extern volatile int gpulab_student_guards_off;
-}
 
 namespace {
 
-bool guards_on() { return &gpulab_student_guards_off == nullptr || gpulab_student_guards_off == 0; }
+using namespace gpulab::allocation_guards;
 
 constexpr std::size_t kGuardAtLeast = 4096;
-constexpr unsigned char kPattern = 0x7F;  // as kGuardByte (gpulab/device.hpp): huge as a float
 
 struct Guarded {
   cl_mem parent;
   std::size_t size, guard;
 };
 
-std::mutex& registry_lock() {
-  static std::mutex m;
-  return m;
-}
-std::map<cl_mem, Guarded>& registry() {
-  static std::map<cl_mem, Guarded> live;
+Registry<cl_mem, Guarded>& registry() {
+  static Registry<cl_mem, Guarded> live;
   return live;
 }
 
@@ -106,7 +93,7 @@ cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size
                            "clCreateBuffer with CL_MEM_USE_HOST_PTR or CL_MEM_ALLOC_HOST_PTR: a lab's buffers live on "
                            "the device (host memory would let host code read the results); use CL_MEM_READ_WRITE, "
                            "and CL_MEM_COPY_HOST_PTR to fill a buffer from the host");
-  if (size == 0 || ((flags & CL_MEM_COPY_HOST_PTR) && !host_ptr) || !guards_on())
+  if (size == 0 || ((flags & CL_MEM_COPY_HOST_PTR) && !host_ptr) || !on())
     return __real_clCreateBuffer(context, flags, size, host_ptr, status);  // its error, as the student would get it
   const std::size_t guard = guard_bytes(context);
   // The guards and the student's initial contents are written on the device: a huge request fails
@@ -125,22 +112,18 @@ cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size
     __real_clReleaseMemObject(parent);
     return nullptr;
   }
-  std::lock_guard lock(registry_lock());
-  registry()[buffer] = {parent, size, guard};
+  registry().add(buffer, {parent, size, guard});
   return buffer;
 }
 
 cl_int __wrap_clReleaseMemObject(cl_mem memory) {
-  cl_uint references = 0;
-  Guarded g{};
-  {
-    std::lock_guard lock(registry_lock());
-    const auto it = registry().find(memory);
-    clGetMemObjectInfo(memory, CL_MEM_REFERENCE_COUNT, sizeof(references), &references, nullptr);
-    if (it == registry().end() || references > 1) return __real_clReleaseMemObject(memory);
-    g = it->second;
-    registry().erase(it);
-  }
+  const auto guarded = registry().take(memory, [](cl_mem m) {
+    cl_uint references = 0;
+    clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof(references), &references, nullptr);
+    return references <= 1;
+  });
+  if (!guarded) return __real_clReleaseMemObject(memory);
+  const Guarded g = *guarded;
   const std::string damage = damage_of(g);
   const cl_int released = __real_clReleaseMemObject(memory);
   __real_clReleaseMemObject(g.parent);
