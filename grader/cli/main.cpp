@@ -267,6 +267,59 @@ int devices() {
   return 0;
 }
 
+// `gpulab grade`'s options: the batch's (GradeOptions) and where its submissions and results are.
+struct GradeCommand {
+  GradeOptions options;
+  std::string submissions, out = "results";
+};
+
+void add_grade_command(CLI::App& app, CheckOptions& o, GradeCommand& c) {
+  auto* grade_cmd = app.add_subcommand(
+      "grade",
+      "batch-grade submissions: every entry of SUBMISSIONS (a folder, .zip or .tar.gz in the course layout) is "
+      "one student; results, gradebook and reports go to OUT. Rerunning skips unchanged students.");
+  grade_cmd->add_option("--submissions", c.submissions, "folder with one entry per student")->required();
+  grade_cmd->add_option("--out", c.out, "results folder (default: results)");
+  grade_cmd->add_option("--lab", o.labs, "grade only this lab (repeatable; default: every lab)");
+  grade_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
+  grade_cmd->add_option("--device", o.device, "device index or part of its name");
+  grade_cmd->add_option("--jobs", c.options.jobs, "submissions graded at once; each gets its own GPU when there are several")
+      ->check(CLI::Range(1, 256));
+  grade_cmd->add_flag("--force", c.options.force, "regrade students whose submission and grader are unchanged");
+  grade_cmd->add_flag("--calibrate", c.options.calibrate,
+                      "first run the reference solutions here and record their ratios (OUT/calibration.json)");
+  grade_cmd->add_option("--seed", o.seed, "one seed for every student (default: a fresh seed each, recorded)");
+  grade_cmd->add_option("--timeout", o.timeout, "seconds without progress before a lab is killed (default: the manifest's)");
+  grade_cmd->add_option("--time-limit", c.options.lab_time_limit_s, "seconds one lab of one student may run in all")
+      ->capture_default_str();
+  grade_cmd->add_option("--memory", c.options.memory_gib, "GiB of memory a submission's processes may use")->capture_default_str();
+  grade_cmd->add_option("--processes", c.options.processes, "processes and threads a submission may start")->capture_default_str();
+  grade_cmd->add_option("--output-limit", c.options.output_mib, "MiB a submission may print or write to one file")->capture_default_str();
+  grade_cmd->add_flag("--quiet", c.options.quiet, "print only the summary");
+  grade_cmd->add_flag("--sanitize", c.options.sanitize,
+                      "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "
+                      "access, a barrier not every thread reaches or a read of uninitialised memory scores the task zero");
+}
+
+struct AuditCommand {
+  bool correctness_only = false;
+  int jobs = 2;
+};
+
+void add_audit_command(CLI::App& app, CheckOptions& o, AuditCommand& a) {
+  auto* audit_cmd = app.add_subcommand(
+      "audit", "mutation audit: grade mutants of each lab's reference solution (plausible mistakes) and list survivors");
+  audit_cmd->add_option("--lab", o.labs, "audit only this lab (repeatable; default: every lab)");
+  audit_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
+  audit_cmd->add_option("--device", o.device, "device index or part of its name");
+  audit_cmd->add_option("--seed", o.seed, "seed of the random inputs, to reproduce a run");
+  audit_cmd->add_flag("--sanitize", o.sanitize, "CUDA: each surviving mutant also goes through the sanitizer gate");
+  audit_cmd->add_flag("--correctness-only", a.correctness_only,
+                      "no timing cases or thresholds (the default on a CPU device; mutants that only timing kills are "
+                      "then listed as not detectable)");
+  audit_cmd->add_option("--jobs", a.jobs, "mutants graded at once (default 2; their timed runs still take the device one at a time)")->check(CLI::Range(1, 64));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -294,47 +347,10 @@ int main(int argc, char** argv) {
   add_common(build_cmd);
   app.add_subcommand("devices", "list the CUDA and OpenCL devices");
 
-  GradeOptions g;
-  std::string submissions, out = "results";
-  auto* grade_cmd = app.add_subcommand(
-      "grade",
-      "batch-grade submissions: every entry of SUBMISSIONS (a folder, .zip or .tar.gz in the course layout) is "
-      "one student; results, gradebook and reports go to OUT. Rerunning skips unchanged students.");
-  grade_cmd->add_option("--submissions", submissions, "folder with one entry per student")->required();
-  grade_cmd->add_option("--out", out, "results folder (default: results)");
-  grade_cmd->add_option("--lab", o.labs, "grade only this lab (repeatable; default: every lab)");
-  grade_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
-  grade_cmd->add_option("--device", o.device, "device index or part of its name");
-  grade_cmd->add_option("--jobs", g.jobs, "submissions graded at once; each gets its own GPU when there are several")
-      ->check(CLI::Range(1, 256));
-  grade_cmd->add_flag("--force", g.force, "regrade students whose submission and grader are unchanged");
-  grade_cmd->add_flag("--calibrate", g.calibrate,
-                      "first run the reference solutions here and record their ratios (OUT/calibration.json)");
-  grade_cmd->add_option("--seed", o.seed, "one seed for every student (default: a fresh seed each, recorded)");
-  grade_cmd->add_option("--timeout", o.timeout, "seconds without progress before a lab is killed (default: the manifest's)");
-  grade_cmd->add_option("--time-limit", g.lab_time_limit_s, "seconds one lab of one student may run in all")
-      ->capture_default_str();
-  grade_cmd->add_option("--memory", g.memory_gib, "GiB of memory a submission's processes may use")->capture_default_str();
-  grade_cmd->add_option("--processes", g.processes, "processes and threads a submission may start")->capture_default_str();
-  grade_cmd->add_option("--output-limit", g.output_mib, "MiB a submission may print or write to one file")->capture_default_str();
-  grade_cmd->add_flag("--quiet", g.quiet, "print only the summary");
-  grade_cmd->add_flag("--sanitize", g.sanitize,
-                      "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "
-                      "access, a barrier not every thread reaches or a read of uninitialised memory scores the task zero");
-
-  bool correctness_only = false;
-  int audit_jobs = 2;
-  auto* audit_cmd = app.add_subcommand(
-      "audit", "mutation audit: grade mutants of each lab's reference solution (plausible mistakes) and list survivors");
-  audit_cmd->add_option("--lab", o.labs, "audit only this lab (repeatable; default: every lab)");
-  audit_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
-  audit_cmd->add_option("--device", o.device, "device index or part of its name");
-  audit_cmd->add_option("--seed", o.seed, "seed of the random inputs, to reproduce a run");
-  audit_cmd->add_flag("--sanitize", o.sanitize, "CUDA: each surviving mutant also goes through the sanitizer gate");
-  audit_cmd->add_flag("--correctness-only", correctness_only,
-                      "no timing cases or thresholds (the default on a CPU device; mutants that only timing kills are "
-                      "then listed as not detectable)");
-  audit_cmd->add_option("--jobs", audit_jobs, "mutants graded at once (default 2; their timed runs still take the device one at a time)")->check(CLI::Range(1, 64));
+  GradeCommand grade_command;
+  add_grade_command(app, o, grade_command);
+  AuditCommand audit_command;
+  add_audit_command(app, o, audit_command);
 
   std::string release_out;
   auto* release_cmd = app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
@@ -344,11 +360,11 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("devices")) return devices();
     if (app.got_subcommand("release")) return release(release_out);
-    if (app.got_subcommand("audit")) return audit(o, correctness_only, audit_jobs);
+    if (app.got_subcommand("audit")) return audit(o, audit_command.correctness_only, audit_command.jobs);
     if (app.got_subcommand("grade")) {
-      g.submissions = submissions;
-      g.out = out;
-      return grade(o, g);
+      grade_command.options.submissions = grade_command.submissions;
+      grade_command.options.out = grade_command.out;
+      return grade(o, grade_command.options);
     }
     o.build_only = app.got_subcommand("build");
     return check(o);
