@@ -4,14 +4,14 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include <fstream>
-#include <future>
-#include <mutex>
-#include <shared_mutex>
 #include <regex>
+#include <shared_mutex>
 #include <sstream>
 
+#include "barrier_check.hpp"
+#include "files.hpp"
 #include "gpulab/device.hpp"
+#include "gpulab/parallel.hpp"
 #include "machine_lock.hpp"
 #include "sanitizer.hpp"
 #include "supervisor.hpp"
@@ -22,45 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {}", p.string()));
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) throw std::runtime_error(fmt::format("cannot write {}", p.string()));
-}
-
 int line_at(const std::string& text, std::size_t pos) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
-}
-
-// Which characters of `text` are code: not in a comment or a string literal.
-std::vector<bool> code_mask(const std::string& text) {
-  std::vector<bool> code(text.size(), true);
-  for (std::size_t i = 0; i < text.size();) {
-    std::size_t end = i + 1;
-    if (text.compare(i, 2, "//") == 0) {
-      end = text.find('\n', i);
-    } else if (text.compare(i, 2, "/*") == 0) {
-      end = text.find("*/", i + 2);
-      end = end == std::string::npos ? end : end + 2;
-    } else if (text[i] == '"') {
-      for (end = i + 1; end < text.size() && text[end] != '"'; ++end)
-        if (text[end] == '\\') ++end;
-      ++end;
-    } else {
-      ++i;
-      continue;
-    }
-    end = std::min(end, text.size());
-    std::fill(code.begin() + static_cast<std::ptrdiff_t>(i), code.begin() + static_cast<std::ptrdiff_t>(end), false);
-    i = end;
-  }
-  return code;
 }
 
 // How many times `needle` occurs in `text` before `pos` (overlaps not counted): the 1-based
@@ -105,12 +68,14 @@ std::size_t matching_paren(const std::string& text, std::size_t open) {
 
 std::vector<Mutant> generic_mutants(const std::string& file, const std::string& text) {
   std::vector<Mutant> out;
-  const auto code = code_mask(text);
+  // A match counts where it survives blanking: in code, not in a comment or a string.
+  const std::string code = blank_comments_and_literals(text);
+  auto in_code = [&](std::size_t pos, std::size_t size) { return code.compare(pos, size, text, pos, size) == 0; };
   static const std::regex barrier(R"(\b(__syncthreads|work_group_barrier|barrier)\s*\([^;]*\)\s*;)");
   int barriers = 0;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), barrier); it != std::sregex_iterator(); ++it) {
     const auto pos = static_cast<std::size_t>(it->position());
-    if (!code[pos]) continue;
+    if (!in_code(pos, it->str().size())) continue;
     out.push_back(make_mutant(fmt::format("{}: no barrier {}", file, ++barriers), file, text, pos, it->str(),
                               "/* barrier removed */"));
   }
@@ -118,7 +83,7 @@ std::vector<Mutant> generic_mutants(const std::string& file, const std::string& 
   int ifs = 0;
   for (auto it = std::sregex_iterator(text.begin(), text.end(), if_open); it != std::sregex_iterator(); ++it) {
     const auto pos = static_cast<std::size_t>(it->position());
-    if (!code[pos]) continue;
+    if (!in_code(pos, it->str().size())) continue;
     ++ifs;
     const auto close = matching_paren(text, pos + it->str().size() - 1);
     if (close == std::string::npos) continue;
@@ -296,7 +261,7 @@ std::string kill_reason(AuditPlan& plan, const fs::path& lab_src, const fs::path
 bool run_has(const AuditPlan& plan, const std::string& needs) {
   if (needs == "timing") return plan.o.timing;
   if (needs == "sanitizer") return plan.gate.has_value();
-  if (needs == "gpu") return find_device(plan.o.backend, plan.o.device).device_class == DeviceClass::gpu;
+  if (needs == "gpu") return !plan.gpu_lock.empty();  // set for a GPU device only
   return true;
 }
 
@@ -314,10 +279,10 @@ MutantVerdict judge(AuditPlan& plan, const Mutant& mutant, const fs::path& job_d
     v.by = e.what();
     return v;
   }
-  write_file(lab_src / mutant.file, text);
+  write_text_atomically(text, lab_src / mutant.file);
   bool invalid = false;
   v.by = kill_reason(plan, lab_src, job_dir, invalid);
-  write_file(lab_src / mutant.file, original);  // a new time stamp: the next build compiles it again
+  write_text_atomically(original, lab_src / mutant.file);  // a new time stamp: the next build compiles it again
   using O = MutantVerdict::Outcome;
   if (invalid) v.outcome = O::invalid;
   else if (!v.by.empty()) v.outcome = O::killed;
@@ -353,7 +318,7 @@ std::vector<Mutant> mutants_for(const AuditPlan& plan, const fs::path& solution_
 std::vector<MutantVerdict> audit_lab(const Toolchain& tc, const Manifest& m, const fs::path& solution_dir,
                                      const fs::path& work_dir, const AuditOptions& o) {
   AuditPlan plan{tc, m, o, {}, {}, {}, {}};
-  for (const auto& file : m.files.at(o.backend)) plan.originals[file] = read_file(solution_dir / file);
+  for (const auto& file : m.files.at(o.backend)) plan.originals[file] = read_text_or_throw(solution_dir / file);
   if (o.sanitize) plan.gate = make_sanitizer_gate(tc, o.backend);
   if (const DeviceInfo d = find_device(o.backend, o.device); d.device_class == DeviceClass::gpu) plan.gpu_lock = gpu_lock_name(d);
   const std::vector<Mutant> mutants = mutants_for(plan, solution_dir);
@@ -361,25 +326,12 @@ std::vector<MutantVerdict> audit_lab(const Toolchain& tc, const Manifest& m, con
   for (int j = 0; j < jobs; ++j) {
     const fs::path src = work_dir / fmt::format("job{}", j) / "src" / m.id;
     fs::create_directories(src);
-    for (const auto& [file, text] : plan.originals) write_file(src / file, text);
+    for (const auto& [file, text] : plan.originals) write_text_atomically(text, src / file);
   }
   std::vector<MutantVerdict> verdicts(mutants.size());
-  std::mutex next_lock;
-  std::size_t next = 0;
-  auto worker = [&](int j) {
-    for (;;) {
-      std::size_t i;
-      {
-        std::lock_guard lock(next_lock);
-        if (next == mutants.size()) return;
-        i = next++;
-      }
-      verdicts[i] = judge(plan, mutants[i], work_dir / fmt::format("job{}", j));
-    }
-  };
-  std::vector<std::future<void>> workers;
-  for (int j = 0; j < jobs; ++j) workers.push_back(std::async(std::launch::async, worker, j));
-  for (auto& w : workers) w.get();
+  parallel_queue(mutants.size(), jobs, [&](std::size_t i, int job) {
+    verdicts[i] = judge(plan, mutants[i], work_dir / fmt::format("job{}", job));
+  });
   return verdicts;
 }
 

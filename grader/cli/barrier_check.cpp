@@ -45,6 +45,8 @@ void blank(std::string& s, std::size_t from, std::size_t to) {
     if (s[k] != '\n') s[k] = ' ';
 }
 
+}  // namespace
+
 // Comments become spaces and literals keep only their quotes; newlines stay, so offsets and line
 // numbers survive, and a barrier named in a comment or a message is not one.
 std::string blank_comments_and_literals(std::string s) {
@@ -79,6 +81,8 @@ std::string blank_comments_and_literals(std::string s) {
   }
   return s;
 }
+
+namespace {
 
 // Skips a preprocessor directive and its continuation lines; returns the offset of its final newline.
 std::size_t skip_directive(const std::string& code, std::size_t i, int& line) {

@@ -365,10 +365,10 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   req.limits = b.run_limits;
   req.sandbox = place.sandbox;
   req.sandbox.visible = {lab_dir, build_dir};
-  lab = run_lab(b, m, req, slot);
-  lab.warnings = warning_lines(build.warnings);
-  lab.phases.compile_s = compile_s;
-  return lab;
+  LabRun ran = run_lab(b, m, req, slot);
+  ran.warnings = std::move(lab.warnings);
+  ran.phases.compile_s = compile_s;
+  return ran;
 }
 
 // A lab, tried up to three times while the grader itself fails; then GraderFailure.

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <future>
-#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
+
+#include "files.hpp"
+#include "gpulab/parallel.hpp"
 
 namespace gpulab::cli {
 
@@ -167,11 +167,8 @@ bool in_student_code(const SanitizerFinding& f, const fs::path& student_dir, con
   // No line information: a kernel the student's files define.
   if (f.kernel.empty()) return false;
   const std::regex defines("__global__[^;{]*\\b" + f.kernel + "\\s*\\(");
-  for (const auto& name : files) {
-    std::ifstream in(student_dir / name);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (std::regex_search(text, defines)) return true;
-  }
+  for (const auto& name : files)
+    if (std::regex_search(read_text(student_dir / name), defines)) return true;
   return false;
 }
 
@@ -219,11 +216,6 @@ SanitizerGate make_sanitizer_gate(const Toolchain& tc, const std::string& backen
 
 namespace {
 
-std::string read_text_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 struct ToolRun {
   std::string task, tool;
   LabRun run;
@@ -247,7 +239,7 @@ ToolRun run_tool(const RunRequest& base, const SanitizerGate& gate, const std::s
   // An instrumented launch is many times slower; the runner still reports after every launch.
   r.timeout_s = 5 * base.timeout_s.value_or(base.manifest->timeout_s);
   ToolRun out{task, tool, supervise(r), {}};
-  out.findings = parse_sanitizer_log(read_text_file(log), tool);
+  out.findings = parse_sanitizer_log(read_text(log), tool);
   return out;
 }
 
@@ -257,22 +249,8 @@ std::vector<ToolRun> run_all(const RunRequest& base, const SanitizerGate& gate, 
   for (const auto& task : tasks)
     for (const auto& tool : gate.tools) jobs.emplace_back(task, tool);
   std::vector<ToolRun> runs(jobs.size());
-  std::mutex next_lock;
-  std::size_t next = 0;
-  auto worker = [&] {
-    for (;;) {
-      std::size_t i;
-      {
-        std::lock_guard lock(next_lock);
-        if (next == jobs.size()) return;
-        i = next++;
-      }
-      runs[i] = run_tool(base, gate, jobs[i].first, jobs[i].second);
-    }
-  };
-  std::vector<std::future<void>> workers;
-  for (int w = 0; w < std::max(1, gate.parallel); ++w) workers.push_back(std::async(std::launch::async, worker));
-  for (auto& w : workers) w.get();
+  parallel_queue(jobs.size(), gate.parallel,
+                 [&](std::size_t i, int) { runs[i] = run_tool(base, gate, jobs[i].first, jobs[i].second); });
   return runs;
 }
 

@@ -257,20 +257,15 @@ Manifest manifest_for(const std::string& path, const Secrets& secrets) {
   // Hidden cases run only in instructor grading (`gpulab grade`), in a process of their own after the
   // visible ones, so nothing of their data is left in a process whose results a student sees.
   // Either process adds the random cases its seed draws (manifest.hpp): visible ones, or hidden ones.
-  switch (secrets.cases) {
-    case Cases::hidden:
-      return correctness_only(with_random_cases(load_manifest(path), secrets.seed, true), true);
-    case Cases::sanitize: {
-      Manifest visible = with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false);
-      const std::int64_t max_size = visible.sanitize_max_size;
-      return correctness_only(std::move(visible), false, max_size);
-    }
-    case Cases::correctness:
-      return correctness_only(with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false), false);
-    case Cases::visible:
-      break;
+  if (secrets.cases == Cases::hidden)
+    return correctness_only(with_random_cases(load_manifest(path), secrets.seed, true), true);
+  Manifest visible = with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false);
+  if (secrets.cases == Cases::sanitize) {
+    const std::int64_t max_size = visible.sanitize_max_size;
+    return correctness_only(std::move(visible), false, max_size);
   }
-  return with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false);
+  if (secrets.cases == Cases::correctness) return correctness_only(std::move(visible), false);
+  return visible;
 }
 
 // The calibrations for the timing case: the probes always (a threshold's baseline is measured

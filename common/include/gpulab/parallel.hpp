@@ -2,7 +2,9 @@
 // second, and the CPU calibrations compare the GPU with the whole CPU, not one core.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -37,6 +39,20 @@ void parallel_for(std::size_t count, Body body) {
       for (std::size_t i = t; i < count; i += threads) body(i);
     });
   for (auto& th : pool) th.join();
+}
+
+// Calls body(i, worker) for every i in [0, count) on `workers` threads (worker 0 .. workers-1), each
+// taking the next item when it is free: for items of very different cost, such as child processes.
+// An exception thrown by a body is rethrown here, after every worker has stopped.
+template <typename Body>
+void parallel_queue(std::size_t count, int workers, Body body) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::future<void>> pool;
+  for (int w = 0; w < std::max(1, workers); ++w)
+    pool.push_back(std::async(std::launch::async, [&next, &body, count, w] {
+      for (std::size_t i = next++; i < count; i = next++) body(i, w);
+    }));
+  for (auto& f : pool) f.get();
 }
 
 }  // namespace gpulab
