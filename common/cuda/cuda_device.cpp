@@ -253,6 +253,7 @@ std::vector<DeviceInfo> list_devices() {
                              driver % 1000 / 10);
     d.details = fmt::format("compute capability {}.{}, {} SMs, {:.1f} GiB", p.major, p.minor, p.multiProcessorCount,
                             static_cast<double>(p.totalGlobalMem) / (1 << 30));
+    d.bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
     d.device_class = DeviceClass::gpu;
     out.push_back(std::move(d));
   }

@@ -99,6 +99,15 @@ struct Found {
   cl_device_id id;
 };
 
+// The device's PCI address where the driver has cl_khr_pci_bus_info (NVIDIA's does; PoCL's CPU
+// device has none): which GPU of a machine a batch job ran on.
+std::string pci_bus_id(cl_device_id id) {
+  if (device_string(id, CL_DEVICE_EXTENSIONS).find("cl_khr_pci_bus_info") == std::string::npos) return {};
+  cl_device_pci_bus_info_khr bus{};
+  if (clGetDeviceInfo(id, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof bus, &bus, nullptr) != CL_SUCCESS) return {};
+  return fmt::format("{:04x}:{:02x}:{:02x}.{}", bus.pci_domain, bus.pci_bus, bus.pci_device, bus.pci_function);
+}
+
 // Every device of every platform, GPUs first, then accelerators, then CPUs.
 std::vector<Found> enumerate() {
   cl_uint platform_count = 0;
@@ -121,6 +130,7 @@ std::vector<Found> enumerate() {
       f.info.details = fmt::format("{}, {} compute units, {:.1f} GiB", device_string(id, CL_DEVICE_VERSION),
                                    device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS),
                                    static_cast<double>(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE)) / (1 << 30));
+      f.info.bus_id = pci_bus_id(id);
       out.push_back(std::move(f));
     }
   }

@@ -77,6 +77,7 @@ void to_json(nlohmann::json& j, const CaseResult& c) {
   if (!c.finding.empty()) j["finding"] = c.finding;
   put_optional(j, "baseline_rate", c.baseline_rate);
   if (c.borderline) j["borderline"] = true;
+  if (c.timed_s > 0) j["timed_s"] = c.timed_s;
 }
 void from_json(const nlohmann::json& j, CaseResult& c) {
   c.name = j.at("name");
@@ -90,6 +91,7 @@ void from_json(const nlohmann::json& j, CaseResult& c) {
   c.finding = j.value("finding", "");
   get_optional(j, "baseline_rate", c.baseline_rate);
   c.borderline = j.value("borderline", false);
+  c.timed_s = j.value("timed_s", 0.0);
 }
 
 void to_json(nlohmann::json& j, const TaskResult& t) {

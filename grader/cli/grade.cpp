@@ -205,13 +205,14 @@ json phases_json(const PhaseTimes& p) {
   return {{"compile_s", ms(p.compile_s)},         {"wait_for_gpu_s", ms(p.wait_for_gpu_s)},
           {"run_s", ms(p.run_s)},                 {"hidden_s", ms(p.hidden_s)},
           {"calibration_s", ms(p.calibration_s)}, {"correctness_s", ms(p.correctness_s)},
-          {"timing_s", ms(p.timing_s)},           {"sanitize_s", ms(p.sanitize_s)}};
+          {"timing_s", ms(p.timing_s)},           {"timed_launches_s", ms(p.timed_launches_s)},
+          {"sanitize_s", ms(p.sanitize_s)}};
 }
 
 PhaseTimes& operator+=(PhaseTimes& total, const PhaseTimes& p) {
   total.compile_s += p.compile_s, total.wait_for_gpu_s += p.wait_for_gpu_s, total.run_s += p.run_s;
   total.hidden_s += p.hidden_s, total.calibration_s += p.calibration_s, total.correctness_s += p.correctness_s;
-  total.timing_s += p.timing_s, total.sanitize_s += p.sanitize_s;
+  total.timing_s += p.timing_s, total.timed_launches_s += p.timed_launches_s, total.sanitize_s += p.sanitize_s;
   return total;
 }
 
@@ -417,6 +418,8 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
   const std::uint64_t seed = b.o.seed ? *b.o.seed : fresh_seed();
   result["seed"] = seed;
   result["calibration"] = b.calibration.is_object() ? b.calibration.value("measured_at", "") : "";
+  // Which GPU of the machine graded this student (each job has its own; labs[].device has its PCI address).
+  if (!b.gpus.empty()) result["gpu"] = b.gpus[static_cast<std::size_t>(slot.index) % b.gpus.size()];
 
   SubmissionFiles files;
   try {
@@ -590,10 +593,12 @@ std::string budget_line(const std::vector<PhaseTimes>& budgets) {
   const double n = static_cast<double>(std::max<std::size_t>(1, budgets.size()));
   const double rest = sum.run_s - sum.correctness_s - sum.timing_s - sum.calibration_s;
   return fmt::format("budget per submission (mean of {}): compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s "
-                     "= correctness cases {:.1f} s + timing cases {:.1f} s + calibration {:.1f} s + the rest {:.1f} s "
+                     "= correctness cases {:.1f} s + timing cases {:.1f} s (timed and warm-up launches {:.1f} s, inputs, "
+                     "references and full checks {:.1f} s) + calibration {:.1f} s + the rest {:.1f} s "
                      "(runner start-up, device, kernel builds); the hidden pass alone {:.1f} s of the run{}",
                      budgets.size(), sum.compile_s / n, sum.wait_for_gpu_s / n, sum.run_s / n, sum.correctness_s / n,
-                     sum.timing_s / n, sum.calibration_s / n, rest / n, sum.hidden_s / n,
+                     sum.timing_s / n, sum.timed_launches_s / n, (sum.timing_s - sum.timed_launches_s) / n,
+                     sum.calibration_s / n, rest / n, sum.hidden_s / n,
                      sum.sanitize_s > 0 ? fmt::format("; sanitizer {:.1f} s", sum.sanitize_s / n) : "");
 }
 

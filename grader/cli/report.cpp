@@ -144,8 +144,9 @@ std::string render_report(const RunSummary& run, bool color) {
          fmt::format(" · seed {} (SEED={} reproduces this run)\n", run.seed, run.seed);
   for (const auto& lab : run.labs)
     if (!lab.device.is_null()) {
-      out += fmt::format("device: {} · {} · {}\n", lab.device.value("name", "?"), lab.device.value("platform", "?"),
-                         lab.device.value("details", ""));
+      const std::string bus = lab.device.value("bus_id", "");
+      out += fmt::format("device: {} · {} · {}{}\n", lab.device.value("name", "?"), lab.device.value("platform", "?"),
+                         lab.device.value("details", ""), bus.empty() ? "" : " · PCI " + bus);
       break;
     }
 

@@ -25,6 +25,7 @@ struct PhaseTimes {
   double calibration_s = 0;   // in the runners: calibrating (preparing the probes only, when rates were given)
   double correctness_s = 0;   // in the runners: the cases without timing, every pass
   double timing_s = 0;        // in the runners: the timing cases (warm-up, timed launches, baselines, checks)
+  double timed_launches_s = 0;  // of timing_s: the warm-up and timed launches; the rest is inputs, references, full checks
   double sanitize_s = 0;      // the sanitizer gate (set by the caller)
 };
 

@@ -223,6 +223,12 @@ class CaseRun {
   }
 
   bool time_launches() {
+    const auto started = std::chrono::steady_clock::now();
+    struct Stopwatch {  // every way out of the timed launches counts their time
+      const std::chrono::steady_clock::time_point& from;
+      double& into;
+      ~Stopwatch() { into = std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count(); }
+    } stopwatch{started, result_.timed_s};
     TimingPlan plan(ctx_, c_, l_);
     for (int i = 0; i < plan.warmup; ++i) {
       if (!launch_checked(plan.next_set(), true, "the output of a warm-up launch is wrong: ")) return false;

@@ -337,6 +337,7 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
                  {"name", info.name},
                  {"platform", info.platform},
                  {"details", info.details},
+                 {"bus_id", info.bus_id},
                  {"class", to_string(info.device_class)}});
 
   // Calibrating alone needs none of the student's device code: the calibrations are the harness's.

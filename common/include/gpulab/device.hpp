@@ -38,6 +38,7 @@ struct DeviceInfo {
   std::string platform;   // OpenCL platform, or "CUDA <runtime version>"
   std::string details;    // compute capability / OpenCL version, memory, compute units
   DeviceClass device_class = DeviceClass::gpu;
+  std::string bus_id;     // PCI address "0000:19:00.0" of a GPU; empty where the driver does not say
 };
 
 // An error after which the device cannot be used any more in this process (a CUDA kernel fault

@@ -49,6 +49,9 @@ struct CaseResult {
   // The threshold's calibration, measured interleaved with this case's timed launches (its rate).
   std::optional<double> baseline_rate;
   bool borderline = false;  // the ratio ended within a few percent of the bound (re-measured)
+  // Host seconds in the warm-up and timed launches (with their sampled checks and the interleaved
+  // baseline): the rest of a timing case's time is its inputs, reference and first, fully checked launch.
+  double timed_s = 0;
   // Work per second, in units of 1e9 (GB/s, GFLOP/s, Gkeys/s), from the median time.
   std::optional<double> rate() const;
 };
