@@ -129,4 +129,33 @@ Image median_filter(const Image& in, int radius) {
   return out;
 }
 
+std::vector<int> sampled_rows(Rng& rng, int height, int reach, int pairs) {
+  std::vector<int> rows;
+  for (int y = 0; y <= reach && y < height; ++y) rows.insert(rows.end(), {y, height - 1 - y});
+  for (int i = 0; i < pairs; ++i) {
+    const int y = static_cast<int>(rng.integer(0, height - 1));
+    rows.insert(rows.end(), {y, height - 1 - y});
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+Image reference_rows(const std::function<Image(const Image&)>& reference, const Image& in, int reach,
+                     const std::vector<int>& rows) {
+  const int side = 2 * reach + 1;
+  Image strips(in.width, side * static_cast<int>(rows.size()));
+  const auto w = static_cast<std::size_t>(in.width);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (int d = 0; d < side; ++d) {
+      const int from = clamp_to(rows[i] + d - reach, in.height);
+      std::copy_n(&in.pixels[static_cast<std::size_t>(from) * w], w, &strips.pixels[(i * side + d) * w]);
+    }
+  const Image filtered = reference(strips);
+  Image out(in.width, in.height);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    std::copy_n(&filtered.pixels[(i * side + reach) * w], w, &out.pixels[static_cast<std::size_t>(rows[i]) * w]);
+  return out;
+}
+
 }  // namespace gpulab::reference

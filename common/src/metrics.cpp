@@ -46,6 +46,11 @@ std::optional<double> speed_of_light_ms(double least_bytes, double flops, const 
   return ms;
 }
 
+bool ratio_decided(double ratio, double bound, double spread) {
+  if (bound <= 0 || ratio <= 0) return false;
+  return std::fabs(ratio / bound - 1) >= std::max(kDecisiveMargin, 3 * spread);
+}
+
 bool faster_than_device(double median_ms, std::optional<double> light_ms) {
   return light_ms && *light_ms > 0 && median_ms * kSpeedOfLightMargin < *light_ms;
 }

@@ -17,4 +17,13 @@ TimingSummary summarize(std::vector<double> samples) {
   return s;
 }
 
+double relative_spread(std::vector<double> samples) {
+  if (samples.size() < 4) return 0;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  const double median = summarize(samples).median;
+  if (median <= 0) return 0;
+  return (samples[(3 * n) / 4] - samples[n / 4]) / median;
+}
+
 }  // namespace gpulab

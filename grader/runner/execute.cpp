@@ -69,9 +69,14 @@ std::string describe_input_change(const Watched& w, const std::vector<std::uint8
 // far more than that; the untimed first launch of every case is compared whole.
 constexpr std::size_t kChunkBytes = 64 << 10, kSampledChunks = 14, kWholeBelow = 4 << 20;
 
-// The chunks of a `size`-byte buffer to compare: all of it when small, else a random sample.
+// The chunks of a `size`-byte buffer to compare: all of it when small or without `rng` (in pieces
+// of kWholeBelow, so a 256 MiB buffer needs no 256 MiB copies on the host), else a random sample.
 std::vector<std::pair<std::size_t, std::size_t>> chunks_to_compare(std::size_t size, Rng* rng) {
-  if (!rng || size <= kWholeBelow) return {{0, size}};
+  if (!rng || size <= kWholeBelow) {
+    std::vector<std::pair<std::size_t, std::size_t>> pieces;
+    for (std::size_t at = 0; at < size; at += kWholeBelow) pieces.emplace_back(at, std::min(kWholeBelow, size - at));
+    return pieces;
+  }
   std::vector<std::pair<std::size_t, std::size_t>> chunks{{0, kChunkBytes}, {size - kChunkBytes, kChunkBytes}};
   for (std::size_t i = 0; i < kSampledChunks; ++i) {
     const auto at = static_cast<std::size_t>(rng->integer(0, static_cast<std::int64_t>(size - kChunkBytes)));
@@ -120,13 +125,16 @@ int pick_other(Rng& rng, int count, int not_this) {
 
 // How many warm-up and timed launches, which input set each uses and which contents it holds:
 // drawn from the run seed, so neither count nor order can be predicted by student code. No set
-// runs twice in a row, and a set gets other contents than it held at its previous launch.
+// runs twice in a row, and a set gets other contents than it held at its previous launch. Timing
+// takes at least `least` launches and at most `repeats`: it stops in between once the ratio
+// decides its bound (ratio_decided), and a task without a bound stops at the least count.
 class TimingPlan {
  public:
   TimingPlan(const RunContext& ctx, const Case& c, const Launchable& l)
       : ctx_(ctx), l_(l), rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "timing plan " + ctx.task, c.name)) {
     warmup = static_cast<int>(rng_.integer(ctx.manifest.warmup, ctx.manifest.warmup + 2));
     repeats = static_cast<int>(rng_.integer(ctx.manifest.repeats, ctx.manifest.repeats + 4));
+    least = std::min(repeats, static_cast<int>(rng_.integer(kLeastTimed, kLeastTimed + 2)));
     for (int i = 0; i < l.sets; ++i) contents_.push_back(i);
   }
   int next_set() {
@@ -139,7 +147,8 @@ class TimingPlan {
     }
     return previous_;
   }
-  int warmup = 0, repeats = 0;
+  static constexpr int kLeastTimed = 7;  // a median of 7 already ignores three slow launches
+  int warmup = 0, repeats = 0, least = 0;
 
  private:
   const RunContext& ctx_;
@@ -217,6 +226,15 @@ class CaseRun {
     return true;
   }
 
+  // Whether more timed launches could change the verdict: no bound to decide, or the ratio far
+  // enough from it for the noise measured so far.
+  bool decided() const {
+    if (!ctx_.bound || !ctx_.baseline) return true;
+    const auto r = ratio();
+    if (!r || baseline_samples_.size() < 3) return false;
+    return ratio_decided(*r, *ctx_.bound, relative_spread(samples_) + relative_spread(baseline_samples_));
+  }
+
   std::optional<double> ratio() const {
     if (!ctx_.baseline || baseline_samples_.empty() || samples_.empty()) return std::nullopt;
     return (l_.work / summarize(samples_).median) / (ctx_.baseline->work / summarize(baseline_samples_).median);
@@ -234,7 +252,7 @@ class CaseRun {
       if (!launch_checked(plan.next_set(), true, "the output of a warm-up launch is wrong: ")) return false;
       ctx_.heartbeat();
     }
-    for (int i = 0; i < plan.repeats; ++i)
+    for (int i = 0; i < plan.repeats && !(i >= plan.least && decided()); ++i)
       if (!timed_pair(plan.next_set(), i + 1, plan.repeats)) return false;
     // Just below the bound: one more round before it fails, so a burst of load cannot decide it.
     if (const auto r = ratio(); r && ctx_.bound && *r < *ctx_.bound && *r >= *ctx_.bound * (1 - kBorderline))

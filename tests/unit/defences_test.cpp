@@ -131,3 +131,12 @@ TEST_CASE("every device writes transformed copies exactly as the host computes t
   }
   CHECK(devices_tried > 0);
 }
+
+TEST_CASE("timing stops early only when the ratio is far from its bound for the noise measured") {
+  CHECK(ratio_decided(1.63, 1.3, 0.02));   // 25% above: more launches cannot change the verdict
+  CHECK(ratio_decided(0.5, 1.3, 0.02));    // far below: fails either way
+  CHECK(!ratio_decided(1.40, 1.3, 0.02));  // 8% above: measure the full count
+  CHECK(!ratio_decided(1.22, 1.3, 0.0));   // just below: the full count, then the borderline round
+  CHECK(!ratio_decided(1.63, 1.3, 0.10));  // 25% above, but the clock varies by 10%: 3 x 10% > 25%
+  CHECK(!ratio_decided(1.0, 0.0, 0.0));    // no bound, nothing to decide from it
+}

@@ -156,6 +156,31 @@ TEST_CASE("the median reference removes an isolated pixel and keeps edges of fla
   CHECK_THROWS(reference::median_filter(step, 3));
 }
 
+TEST_CASE("a filter's reference on sampled rows equals its full reference on those rows, edges included") {
+  Rng rng(2024);
+  Image in(97, 61);
+  for (Rgba& p : in.pixels) p = {static_cast<std::uint8_t>(rng.next()), static_cast<std::uint8_t>(rng.next()),
+                                 static_cast<std::uint8_t>(rng.next()), static_cast<std::uint8_t>(rng.next())};
+  const std::vector<std::pair<int, std::function<Image(const Image&)>>> filters = {
+      {3, [](const Image& i) { return reference::box_filter(i, 3); }},
+      {8, [](const Image& i) { return reference::box_filter(i, 8); }},
+      {2, [](const Image& i) { return reference::gaussian_filter(i, 2); }},
+      {7, [](const Image& i) { return reference::gaussian_filter(i, 7); }},
+      {1, [](const Image& i) { return reference::median_filter(i, 1); }},
+      {2, [](const Image& i) { return reference::median_filter(i, 2); }}};
+  for (const auto& [reach, filter] : filters) {
+    const std::vector<int> rows = reference::sampled_rows(rng, in.height, reach, 6);
+    for (int y = 0; y <= reach; ++y) {  // the edge rows, whose strips clamp
+      CHECK(std::binary_search(rows.begin(), rows.end(), y));
+      CHECK(std::binary_search(rows.begin(), rows.end(), in.height - 1 - y));
+    }
+    for (int y : rows) CHECK(std::binary_search(rows.begin(), rows.end(), in.height - 1 - y));  // mirror-closed
+    const Image full = filter(in), sampled = reference::reference_rows(filter, in, reach, rows);
+    for (int y : rows)
+      for (int x = 0; x < in.width; ++x) REQUIRE(sampled.at(x, y) == full.at(x, y));
+  }
+}
+
 TEST_CASE("a PNG written by the harness reads back pixel for pixel, and a broken file is named") {
   const auto dir = std::filesystem::temp_directory_path() / "gpulab-png-test";
   const Image noise = noise_image(13, 7, 3);

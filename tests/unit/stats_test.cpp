@@ -27,6 +27,12 @@ TEST_CASE("an empty sample is an error, not a zero time") {
   CHECK_THROWS_AS(summarize({}), std::invalid_argument);
 }
 
+TEST_CASE("the spread of timing samples ignores a few outliers and sees a bimodal clock") {
+  CHECK(relative_spread({1, 1, 1, 1, 1, 1, 1, 1, 50, 60}) == doctest::Approx(0));
+  CHECK(relative_spread({1, 1, 1, 1, 2, 2, 2, 2}) > 0.5);
+  CHECK(relative_spread({1, 2, 3}) == 0);  // too few to say
+}
+
 TEST_CASE("the device time counts unless the host clock shows work the events missed") {
   CHECK(LaunchTiming{1.0, 1.02}.counted_ms() == 1.0);   // launch overhead only
   CHECK(LaunchTiming{0.01, 0.04}.counted_ms() == 0.01);  // tiny kernels: overhead is not work

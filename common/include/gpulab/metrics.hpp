@@ -51,6 +51,12 @@ bool faster_than_device(double median_ms, std::optional<double> light_ms);
 inline constexpr double kSpeedOfLightMargin = 1.10;
 // A ratio within this fraction of its bound is measured again before it fails, and reported as borderline.
 inline constexpr double kBorderline = 0.05;
+// Timed launches stop early (after the least count) once the ratio is this far from its bound...
+inline constexpr double kDecisiveMargin = 0.15;
+// Whether a ratio already decides its bound: at least kDecisiveMargin away from it, and at least
+// three times `spread` (relative_spread of the student's samples plus the baseline's) away, so a
+// noisy clock keeps measuring up to the full count.
+bool ratio_decided(double ratio, double bound, double spread);
 
 struct Metric {
   const char* name;         // as in a manifest's threshold: "copy_fraction"

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -97,5 +98,17 @@ Image gaussian_horizontal(const Image& in, int radius);
 Image gaussian_vertical(const Image& in, int radius);
 Image gaussian_filter(const Image& in, int radius);
 Image median_filter(const Image& in, int radius);
+
+// Large images (the filter lab's timing cases) get their reference on sampled rows only:
+// - sampled_rows: the rows within `reach` of the top and bottom edges and `pairs` random rows,
+//   each with its mirror height - 1 - y (so a top-bottom mirror of the image maps known rows onto
+//   known rows), sorted, without repeats;
+// - reference_rows: `reference` (any filter above that reads at most `reach` rows up and down) on
+//   those rows, the other rows zero. Each row's strip of 2 * reach + 1 input rows (clamped as the
+//   filters clamp) is stacked into one image and the filter runs on that once: a strip's middle
+//   row sees exactly the rows the filter reads for it in the whole image.
+std::vector<int> sampled_rows(Rng& rng, int height, int reach, int pairs);
+Image reference_rows(const std::function<Image(const Image&)>& reference, const Image& in, int reach,
+                     const std::vector<int>& rows);
 
 }  // namespace gpulab::reference

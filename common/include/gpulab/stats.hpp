@@ -13,4 +13,8 @@ struct TimingSummary {
 // Throws std::invalid_argument for an empty sample.
 TimingSummary summarize(std::vector<double> samples);
 
+// How much the samples vary: the interquartile range over the median (0 for fewer than 4 samples
+// or a zero median). A few outliers (a preempted launch) do not move it; a bimodal clock does.
+double relative_spread(std::vector<double> samples);
+
 }  // namespace gpulab
