@@ -793,6 +793,11 @@ std::string gradebook_csv(const std::vector<json>& results, const std::vector<Ma
   return csv;
 }
 
+int default_jobs(const std::string& backend, const std::string& device, int cuda_gpus, unsigned cores) {
+  if (backend != "cuda" || !device.empty() || cuda_gpus < 1) return 1;
+  return std::max(1, std::min(3 * cuda_gpus, static_cast<int>(cores / 4)));
+}
+
 BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs, const std::string& backend,
                          const GradeOptions& o) {
   const auto started = std::chrono::steady_clock::now();
@@ -809,7 +814,8 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   b.version = grader_version(tc, labs, backend);
   b.isolation = detect_isolation();
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int jobs_n = std::max(1, o.jobs);
+  const int jobs_n = o.jobs > 0 ? o.jobs
+                                : default_jobs(backend, o.device, static_cast<int>(backend == "cuda" ? list_devices("cuda").size() : 0), cores);
   b.cpu_threads_per_job = std::max(1, static_cast<int>(cores) / jobs_n);
   b.run_limits.wall_s = o.lab_time_limit_s;
   b.run_limits.cpu_s = o.lab_time_limit_s * b.cpu_threads_per_job;

@@ -19,13 +19,19 @@
 
 namespace gpulab::cli {
 
+// Submissions graded at once by default: with CUDA, three per GPU (a GPU runs one lab of one
+// student at a time; the other jobs compile meanwhile, and compiling a submission takes about twice
+// as long as running it), at most one per 4 cores; with OpenCL or a chosen device, 1 (PoCL's timings
+// are only fair alone, and one GPU lock serialises everything else).
+int default_jobs(const std::string& backend, const std::string& device, int cuda_gpus, unsigned cores);
+
 struct GradeOptions {
   std::filesystem::path submissions;
   std::filesystem::path out = "results";
   std::vector<std::string> labs;  // empty: every lab
   std::string backend;
   std::string device;
-  int jobs = 1;
+  int jobs = 0;  // 0: default_jobs()
   bool force = false;        // regrade students whose submission is unchanged
   bool calibrate = false;    // first grade the reference solutions on this machine
   bool sanitize = false;     // CUDA: the sanitizer gate (sanitizer.hpp) after each lab; a finding scores zero

@@ -283,7 +283,9 @@ void add_grade_command(CLI::App& app, CheckOptions& o, GradeCommand& c) {
   grade_cmd->add_option("--lab", o.labs, "grade only this lab (repeatable; default: every lab)");
   grade_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
   grade_cmd->add_option("--device", o.device, "device index or part of its name");
-  grade_cmd->add_option("--jobs", c.options.jobs, "submissions graded at once; each gets its own GPU when there are several")
+  grade_cmd->add_option("--jobs", c.options.jobs,
+                        "submissions graded at once; each gets its own GPU when there are several (default: CUDA 3 per "
+                        "GPU, at most one per 4 cores; OpenCL 1)")
       ->check(CLI::Range(1, 256));
   grade_cmd->add_flag("--force", c.options.force, "regrade students whose submission and grader are unchanged");
   grade_cmd->add_flag("--calibrate", c.options.calibrate,
