@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <array>
+#include <numeric>
 #include <stdexcept>
 
 #include "gpulab/parallel.hpp"
@@ -101,13 +102,19 @@ Image gaussian_filter(const Image& in, int radius) {
 }
 
 Image median_filter(const Image& in, int radius) {
+  std::vector<int> every_row(static_cast<std::size_t>(std::max(in.height, 0)));
+  std::iota(every_row.begin(), every_row.end(), 0);
+  return median_filter_rows(in, radius, every_row);
+}
+
+Image median_filter_rows(const Image& in, int radius, const std::vector<int>& rows) {
   if (radius != 1 && radius != 2) throw std::invalid_argument("median filter: the radius must be 1 (3x3) or 2 (5x5)");
   const int side = 2 * radius + 1, count = side * side;
   Image out(in.width, in.height);
-  parallel_ranges(static_cast<std::size_t>(in.height), [&](std::size_t y0, std::size_t y1) {
+  parallel_ranges(rows.size(), [&](std::size_t i0, std::size_t i1) {
     std::array<std::array<std::uint8_t, 25>, 4> values{};
-    for (int y = static_cast<int>(y0); y < static_cast<int>(y1); ++y)
-      for (int x = 0; x < in.width; ++x) {
+    for (std::size_t i = i0; i < i1; ++i)
+      for (int x = 0, y = rows[i]; x < in.width; ++x) {
         int i = 0;
         for (int dy = -radius; dy <= radius; ++dy)
           for (int dx = -radius; dx <= radius; ++dx, ++i) {

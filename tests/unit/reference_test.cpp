@@ -179,6 +179,12 @@ TEST_CASE("a filter's reference on sampled rows equals its full reference on tho
     for (int y : rows)
       for (int x = 0; x < in.width; ++x) REQUIRE(sampled.at(x, y) == full.at(x, y));
   }
+  for (int radius : {1, 2}) {  // the medians' own row version
+    const std::vector<int> rows = reference::sampled_rows(rng, in.height, radius, 6);
+    const Image full = reference::median_filter(in, radius), sampled = reference::median_filter_rows(in, radius, rows);
+    for (int y : rows)
+      for (int x = 0; x < in.width; ++x) REQUIRE(sampled.at(x, y) == full.at(x, y));
+  }
 }
 
 TEST_CASE("a PNG written by the harness reads back pixel for pixel, and a broken file is named") {

@@ -98,6 +98,9 @@ Image gaussian_horizontal(const Image& in, int radius);
 Image gaussian_vertical(const Image& in, int radius);
 Image gaussian_filter(const Image& in, int radius);
 Image median_filter(const Image& in, int radius);
+// The median on `rows` only (each in 0..height-1), the other rows zero: what reference_rows gives
+// for the medians, without filtering the rows around each.
+Image median_filter_rows(const Image& in, int radius, const std::vector<int>& rows);
 
 // Large images (the filter lab's timing cases) get their reference on sampled rows only:
 // - sampled_rows: the rows within `reach` of the top and bottom edges and `pairs` random rows,
