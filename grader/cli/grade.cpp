@@ -813,9 +813,26 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
 
   b.version = grader_version(tc, labs, backend);
   b.isolation = detect_isolation();
+  // Timings are only fair when one submission at a time runs on a GPU: with CUDA each job gets a GPU
+  // of its own (CUDA_VISIBLE_DEVICES) and a lock per GPU; a chosen device, or OpenCL on a GPU, has one lock.
+  const DeviceInfo device = find_device(backend, o.device);
+  if (backend == "cuda" && o.device.empty()) {
+    const auto gpus = list_devices("cuda");
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    std::vector<std::string> ids;
+    if (visible && *visible) {
+      std::stringstream s(visible);
+      for (std::string id; std::getline(s, id, ',');) ids.push_back(id);
+    }
+    for (std::size_t i = 0; i < gpus.size(); ++i) b.gpus.push_back(i < ids.size() ? ids[i] : std::to_string(i));
+    for (const auto& id : b.gpus) b.gpu_lock_names.push_back(gpu_lock_name("cuda", id));
+    if (b.gpus.empty()) b.gpu_lock_names.push_back(gpu_lock_name(device));
+  } else if (device.device_class == DeviceClass::gpu) {
+    b.gpu_lock_names.push_back(gpu_lock_name(device));
+  }
+  b.device_class = device.device_class;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int jobs_n = o.jobs > 0 ? o.jobs
-                                : default_jobs(backend, o.device, static_cast<int>(backend == "cuda" ? list_devices("cuda").size() : 0), cores);
+  const int jobs_n = o.jobs > 0 ? o.jobs : default_jobs(backend, o.device, static_cast<int>(b.gpus.size()), cores);
   b.cpu_threads_per_job = std::max(1, static_cast<int>(cores) / jobs_n);
   b.run_limits.wall_s = o.lab_time_limit_s;
   b.run_limits.cpu_s = o.lab_time_limit_s * b.cpu_threads_per_job;
@@ -835,24 +852,6 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   b.hidden.push_back(b.out);
   b.needed = {tc.repo, tc.build_dir};
   if (const char* vendors = std::getenv("OCL_ICD_VENDORS"); vendors && fs::is_directory(vendors)) b.needed.emplace_back(vendors);
-  // Timings are only fair when one submission at a time runs on a GPU: with CUDA each job gets a GPU
-  // of its own (CUDA_VISIBLE_DEVICES) and a lock per GPU; a chosen device, or OpenCL on a GPU, has one lock.
-  const DeviceInfo device = find_device(backend, o.device);
-  if (backend == "cuda" && o.device.empty()) {
-    const auto gpus = list_devices("cuda");
-    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    std::vector<std::string> ids;
-    if (visible && *visible) {
-      std::stringstream s(visible);
-      for (std::string id; std::getline(s, id, ',');) ids.push_back(id);
-    }
-    for (std::size_t i = 0; i < gpus.size(); ++i) b.gpus.push_back(i < ids.size() ? ids[i] : std::to_string(i));
-    for (const auto& id : b.gpus) b.gpu_lock_names.push_back(gpu_lock_name("cuda", id));
-    if (b.gpus.empty()) b.gpu_lock_names.push_back(gpu_lock_name(device));
-  } else if (device.device_class == DeviceClass::gpu) {
-    b.gpu_lock_names.push_back(gpu_lock_name(device));
-  }
-  b.device_class = device.device_class;
   if (o.sanitize) b.sanitizer = make_sanitizer_gate(tc, backend);
   if (fs::exists(b.out / "calibration.json") && !o.calibrate) {
     b.calibration = json::parse(read_text(b.out / "calibration.json"), nullptr, false);

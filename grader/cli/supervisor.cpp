@@ -132,7 +132,7 @@ void take_case_time(LabRun& run, const nlohmann::json& e, const ProcessClock& cl
   const double took = std::max(0.0, e.value("at_s", 0.0) - clock.case_began_at);
   const bool timed = e.contains("result") && e["result"].contains("timing");
   (timed ? run.phases.timing_s : run.phases.correctness_s) += took;
-  if (timed && e["result"].value("timed_s", 0.0) > 0) run.phases.timed_launches_s += std::min(took, e["result"].value("timed_s", 0.0));
+  if (timed) run.phases.timed_launches_s += std::clamp(e["result"].value("timed_s", 0.0), 0.0, took);
 }
 
 // One pass of runner processes over `tasks`: the visible cases, or (`hidden`) the hidden ones alone.

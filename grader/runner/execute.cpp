@@ -169,7 +169,12 @@ class CaseRun {
   CaseResult run() {
     try {
       if (!launch_checked(0, false, "")) return result_;
-      if (c_.timing && !time_launches()) return result_;
+      if (c_.timing) {
+        const auto started = std::chrono::steady_clock::now();
+        const bool timed = time_launches();
+        result_.timed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (!timed) return result_;
+      }
     } catch (const BufferOverrun& e) {  // a buffer the student's code allocated itself (errors.hpp)
       fail(e.what(), e.what(), "buffer_violation");
       return result_;
@@ -241,12 +246,6 @@ class CaseRun {
   }
 
   bool time_launches() {
-    const auto started = std::chrono::steady_clock::now();
-    struct Stopwatch {  // every way out of the timed launches counts their time
-      const std::chrono::steady_clock::time_point& from;
-      double& into;
-      ~Stopwatch() { into = std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count(); }
-    } stopwatch{started, result_.timed_s};
     TimingPlan plan(ctx_, c_, l_);
     for (int i = 0; i < plan.warmup; ++i) {
       if (!launch_checked(plan.next_set(), true, "the output of a warm-up launch is wrong: ")) return false;

@@ -155,12 +155,18 @@ Image mirrored(const Image& image, int set) {
 constexpr std::size_t kSampleRowsAbove = std::size_t{1} << 22;
 constexpr int kSampledRowPairs = 48;
 
-// `got` with the known `rows` of `reference` put in: what a comparison with `got` counts only
+// Row y of `reference` with its channels permuted by `channels`, into `row` (width pixels).
+void reference_row(const Image& reference, const WordTransform& channels, int y, Rgba* row) {
+  const auto w = static_cast<std::size_t>(reference.width);
+  std::copy_n(&reference.pixels[static_cast<std::size_t>(y) * w], w, row);
+  channels.apply(row, w * sizeof(Rgba));
+}
+
+// `got` with the known `rows` of the reference put in: what a comparison with `got` counts only
 // there, and reports at the pixels' own coordinates.
-Image with_rows(const Image& got, const Image& reference, const std::vector<int>& rows) {
+Image with_rows(const Image& got, const Image& reference, const WordTransform& channels, const std::vector<int>& rows) {
   Image out = got;
-  const auto w = static_cast<std::size_t>(got.width);
-  for (int y : rows) std::copy_n(&reference.pixels[static_cast<std::size_t>(y) * w], w, &out.pixels[static_cast<std::size_t>(y) * w]);
+  for (int y : rows) reference_row(reference, channels, y, &out.at(0, y));
   return out;
 }
 
@@ -173,10 +179,9 @@ bool rows_match(Buffer& out, const Image& reference, const WordTransform& channe
   const std::size_t row_bytes = w * sizeof(Rgba);
   std::vector<Rgba> got(w), want(w);
   for (int k = 0; k < kRowsPerLaunch; ++k) {
-    const auto y = static_cast<std::size_t>(rows[static_cast<std::size_t>(picks.integer(0, static_cast<std::int64_t>(rows.size()) - 1))]);
-    out.download_range(got.data(), y * row_bytes, row_bytes);
-    std::copy_n(&reference.pixels[y * w], w, want.data());
-    channels.apply(want.data(), row_bytes);
+    const int y = rows[static_cast<std::size_t>(picks.integer(0, static_cast<std::int64_t>(rows.size()) - 1))];
+    out.download_range(got.data(), static_cast<std::size_t>(y) * row_bytes, row_bytes);
+    reference_row(reference, channels, y, want.data());
     if (got != want) return false;
   }
   return true;
@@ -249,8 +254,9 @@ class FilterDriver final : public LabDriver {
     l.check = [&](int i) {
       last_checked = i;
       sets[i].out->download(got.pixels.data(), bytes);
-      Image reference = expected_of(i);
-      if (!known_rows.empty()) reference = with_rows(got, reference, known_rows);
+      const Image reference = known_rows.empty()
+                                  ? expected_of(i)
+                                  : with_rows(got, *contents[sets[i].holds].expected, sets[i].channels, known_rows);
       Comparison cmp = compare_exact<Rgba>(reference.pixels, got.pixels, static_cast<std::size_t>(input.width));
       if (!cmp.ok()) cmp.note = diagnose(reference, got, filter.reach);
       if (!cmp.ok() && !known_rows.empty())
