@@ -112,6 +112,24 @@ TEST_CASE("host code that does not compile is reported with the compiler's file 
   CHECK(run.status("hello", "hello") == "passed");
 }
 
+TEST_CASE("a re-check with nothing changed relinks nothing, and an edit to a host file rebuilds the runner") {
+  SourceTree tree("relink-only-on-change");
+  std::string output;
+  REQUIRE(run_build("--backend opencl --lab transpose --source " + tree.root().string(), output) == 0);
+  // The runner is build/students/<folder>-<hash of its path>/<lab>/<backend>/runner.
+  fs::path runner;
+  for (const auto& entry : fs::directory_iterator(fs::path(GPULAB_CLI).parent_path() / "students"))
+    if (entry.path().filename().string().rfind("relink-only-on-change-", 0) == 0)
+      runner = entry.path() / "02-transpose" / "opencl" / "runner";
+  REQUIRE(fs::exists(runner));
+  const auto built = fs::last_write_time(runner);
+  REQUIRE(run_build("--backend opencl --lab transpose --source " + tree.root().string(), output) == 0);
+  CHECK(fs::last_write_time(runner) == built);
+  tree.append("02-transpose/transpose_opencl.cpp", "// edited");
+  REQUIRE(run_build("--backend opencl --lab transpose --source " + tree.root().string(), output) == 0);
+  CHECK(fs::last_write_time(runner) > built);
+}
+
 TEST_CASE("a crash in host code is reported as a crash and the other tasks still run") {
   SourceTree tree("host-crash");
   tree.replace("02-transpose/transpose_opencl.cpp", "cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");",
