@@ -32,11 +32,12 @@ void for_row_blocks(std::size_t rows, std::size_t block, Body body) {
 std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view inputs) {
   std::vector<float> out(count);
   if (inputs == "uniform") {
-    for (float& x : out) x = rng.uniform(-1.0f, 1.0f);
+    draw_each(rng, std::span(out), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
   } else if (inputs == "no-cancel") {
     // One pattern for A and B alike: with opposite ones their rounding errors would cancel in a*b.
-    for (float& x : out)  // exponent 126: [0.5, 1)
-      x = std::bit_cast<float>((126u << 23) | (static_cast<std::uint32_t>(rng.integer(0, 127)) << 16) | kNoCancelLowBits);
+    draw_each(rng, std::span(out), [](Rng& r) {  // exponent 126: [0.5, 1)
+      return std::bit_cast<float>((126u << 23) | (static_cast<std::uint32_t>(r.integer(0, 127)) << 16) | kNoCancelLowBits);
+    });
   } else {
     throw std::invalid_argument("unknown matmul inputs '" + std::string(inputs) +
                                 "': use \"uniform\" or \"no-cancel\" in the case");

@@ -34,7 +34,7 @@ std::uint64_t derive_seed(std::uint64_t run_seed, std::string_view lab, std::str
 }
 
 std::uint64_t Rng::next() {
-  state_ += 0x9e3779b97f4a7c15ULL;
+  state_ += kGamma;
   return mix(state_);
 }
 

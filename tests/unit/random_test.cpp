@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <vector>
 
 #include "gpulab/random.hpp"
 
@@ -53,4 +54,17 @@ TEST_CASE("fresh seeds are short enough to type and differ between calls") {
   const auto a = fresh_seed(), b = fresh_seed();
   CHECK(a < 1000000000ULL);
   CHECK(a != b);
+}
+
+TEST_CASE("a stream drawn on every core holds the numbers of one pass and leaves the generator where the pass would") {
+  const std::size_t count = 100003;  // not a multiple of any core count
+  Rng one_pass(42);
+  std::vector<float> expected(count);
+  for (float& x : expected) x = one_pass.uniform(-1.0f, 1.0f);
+  Rng parallel(42);
+  std::vector<float> got(count);
+  draw_each(parallel, std::span(got), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
+  CHECK(got == expected);
+  CHECK(parallel.next() == one_pass.next());
+  CHECK(Rng(7).skipped(3).next() == [] { Rng r(7); r.next(); r.next(); r.next(); return r.next(); }());
 }

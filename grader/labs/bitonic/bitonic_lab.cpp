@@ -18,7 +18,7 @@ std::vector<std::uint32_t> make_keys(const Case& c, Rng& rng) {
   const auto n = static_cast<std::size_t>(case_int(c, "n"));
   const std::string shape = c.params.value("distribution", "uniform");
   std::vector<std::uint32_t> keys(n);
-  for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<std::uint32_t>(rng.next());
+  draw_each(rng, std::span(keys), [](Rng& r) { return static_cast<std::uint32_t>(r.next()); });
   if (shape == "uniform") return keys;
   if (shape == "sorted") {
     std::sort(keys.begin(), keys.end());
@@ -64,24 +64,34 @@ Fingerprint fingerprint(std::span<const std::uint32_t> keys, const WordTransform
   return {sum, mixed};
 }
 
+// The same fingerprint on every core (the parts' sums add up), with each part's count of descents
+// (keys greater than the next one) for a check of order in the same pass.
+Fingerprint fingerprint_all_cores(std::span<const std::uint32_t> keys, const WordTransform& undo = {},
+                                  std::size_t* descents = nullptr) {
+  std::mutex merge;
+  Fingerprint total{0, 0};
+  std::size_t total_descents = 0;
+  parallel_ranges(keys.size(), [&](std::size_t begin, std::size_t end) {
+    std::size_t part_descents = 0;
+    if (descents)
+      for (std::size_t i = std::max<std::size_t>(begin, 1); i < end; ++i) part_descents += keys[i - 1] > keys[i];
+    const Fingerprint part = fingerprint(keys.subspan(begin, end - begin), undo);
+    const std::lock_guard lock(merge);
+    total_descents += part_descents;
+    total.first += part.first;
+    total.second += part.second;
+  });
+  if (descents) *descents = total_descents;
+  return total;
+}
+
 // A linear-time check of a timed sort: the output is in order and holds the keys of the contents
 // (fingerprint `input`) that the load transformed by `load`. On every core: it runs after every
 // timed launch of keys by the million.
 Comparison linear_check(const std::vector<std::uint32_t>& got, Fingerprint input, const WordTransform& load) {
   Comparison cmp;
   cmp.total = got.size();
-  std::mutex merge;
-  Fingerprint output{0, 0};
-  const WordTransform undo = load.inverse();
-  parallel_ranges(got.size(), [&](std::size_t begin, std::size_t end) {
-    std::size_t descents = 0;
-    for (std::size_t i = std::max<std::size_t>(begin, 1); i < end; ++i) descents += got[i - 1] > got[i];
-    const Fingerprint part = fingerprint(std::span(got).subspan(begin, end - begin), undo);
-    const std::lock_guard lock(merge);
-    cmp.wrong += descents;
-    output.first += part.first;
-    output.second += part.second;
-  });
+  const Fingerprint output = fingerprint_all_cores(got, load.inverse(), &cmp.wrong);
   if (cmp.wrong > 0) {
     cmp.note = diagnose(got);
   } else if (output != input) {
@@ -109,7 +119,7 @@ class BitonicDriver final : public LabDriver {
     const int n = static_cast<int>(case_int(timing, "n"));
     Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "calibration", timing.name));
     calibration_keys_.resize(n);
-    for (auto& k : calibration_keys_) k = static_cast<std::uint32_t>(rng.next());
+    draw_each(rng, std::span(calibration_keys_), [](Rng& r) { return static_cast<std::uint32_t>(r.next()); });
     calibration_buffer_ = ctx.device.allocate(calibration_keys_.size() * sizeof(std::uint32_t));
     naive_ = labs::harness_naive_sort(ctx.device);
     cal.probes["naive"] = Probe{[this] { calibration_buffer_->upload(calibration_keys_.data(), calibration_keys_.size() * 4); },
@@ -214,7 +224,7 @@ class BitonicDriver final : public LabDriver {
     made->case_name = c.name;
     for (int i = 0; i < input_sets(c); ++i) {
       made->contents.push_back(make_keys(c, rng));
-      made->fingerprints.push_back(fingerprint(made->contents.back()));
+      made->fingerprints.push_back(fingerprint_all_cores(made->contents.back()));
     }
     made->sorted_first = made->contents[0];
     reference::sort_all_cores(made->sorted_first);

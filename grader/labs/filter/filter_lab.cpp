@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <stdexcept>
+#include <utility>
 
 #include "gpulab/image.hpp"
+#include "gpulab/parallel.hpp"
 #include "gpulab/reference.hpp"
 #include "lab_driver.hpp"
 
@@ -27,12 +30,12 @@ Image make_image(const Case& c, Rng& rng) {
     if (width < 1 || height < 1) throw std::invalid_argument(fmt::format("case '{}': width and height must be >= 1", c.name));
     auto random_byte = [&rng] { return static_cast<std::uint8_t>(rng.next() >> 56); };
     image = Image(width, height);
-    if (source == "noise") {  // the top 32 bits of one draw per pixel: a 16 Mpixel image in a tenth of a second
-      for (Rgba& p : image.pixels) {
-        const std::uint64_t bits = rng.next();
-        p = {static_cast<std::uint8_t>(bits >> 56), static_cast<std::uint8_t>(bits >> 48), static_cast<std::uint8_t>(bits >> 40),
-             static_cast<std::uint8_t>(bits >> 32)};
-      }
+    if (source == "noise") {  // the top 32 bits of one draw per pixel
+      draw_each(rng, std::span(image.pixels), [](Rng& r) {
+        const std::uint64_t bits = r.next();
+        return Rgba{static_cast<std::uint8_t>(bits >> 56), static_cast<std::uint8_t>(bits >> 48),
+                    static_cast<std::uint8_t>(bits >> 40), static_cast<std::uint8_t>(bits >> 32)};
+      });
     } else if (source == "constant") {
       std::fill(image.pixels.begin(), image.pixels.end(), Rgba{random_byte(), random_byte(), random_byte(), 255});
     } else if (source == "checkerboard") {
@@ -115,17 +118,24 @@ std::string file_name(const std::string& case_name) {
 // The pictures of a case: input, the student's output, the reference, and where they differ.
 std::vector<std::string> write_pictures(const fs::path& folder, const std::string& case_name, const Image& input,
                                         const Image& got, const Image& expected) {
-  std::vector<std::string> written;
   const std::string stem = file_name(case_name);
-  auto write = [&](const char* what, const Image& image) {
-    const fs::path path = folder / fmt::format("{}-{}.png", stem, what);
-    write_png(path, image);
-    written.push_back(path.string());
-  };
-  write("input", input);
-  write("yours", got);
-  write("reference", expected);
-  if (got.pixels != expected.pixels) write("difference", difference_image(got, expected));
+  const Image difference = got.pixels != expected.pixels ? difference_image(got, expected) : Image{};
+  std::vector<std::pair<std::string, const Image*>> pictures{{"input", &input}, {"yours", &got}, {"reference", &expected}};
+  if (!difference.pixels.empty()) pictures.emplace_back("difference", &difference);
+  std::vector<std::string> written;
+  for (const auto& [what, image] : pictures) written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
+  fs::create_directories(folder);
+  // One core per picture: PNG compression is most of a small case's time.
+  std::vector<std::string> errors(pictures.size());
+  parallel_for(pictures.size(), [&](std::size_t i) {
+    try {
+      write_png(written[i], *pictures[i].second);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  });
+  for (const auto& error : errors)
+    if (!error.empty()) throw std::runtime_error(error);
   return written;
 }
 
@@ -136,13 +146,17 @@ Image mirrored(const Image& image, int set) {
   if (set % 4 == 0) return image;
   Image out(image.width, image.height);
   const auto w = static_cast<std::size_t>(image.width);
-  for (int y = 0; y < image.height; ++y) {
-    const int sy = set % 4 >= 2 ? image.height - 1 - y : y;
-    const Rgba* from = &image.pixels[static_cast<std::size_t>(sy) * w];
-    Rgba* to = &out.pixels[static_cast<std::size_t>(y) * w];
-    if (set % 2) std::reverse_copy(from, from + w, to);
-    else std::copy(from, from + w, to);
-  }
+  auto mirror_rows = [&](std::size_t first, std::size_t last) {
+    for (std::size_t y = first; y < last; ++y) {
+      const std::size_t sy = set % 4 >= 2 ? static_cast<std::size_t>(image.height) - 1 - y : y;
+      const Rgba* from = &image.pixels[sy * w];
+      Rgba* to = &out.pixels[y * w];
+      if (set % 2) std::reverse_copy(from, from + w, to);
+      else std::copy(from, from + w, to);
+    }
+  };
+  if (image.pixels.size() < (std::size_t{1} << 20)) mirror_rows(0, static_cast<std::size_t>(image.height));
+  else parallel_ranges(static_cast<std::size_t>(image.height), mirror_rows);  // the 16-Mpixel timing images
   return out;
 }
 

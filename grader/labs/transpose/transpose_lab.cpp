@@ -88,7 +88,7 @@ class TransposeDriver final : public LabDriver {
     auto made = std::make_shared<CaseData>();
     made->case_name = c.name;
     made->input.resize(static_cast<std::size_t>(rows) * cols);
-    for (float& x : made->input) x = rng.uniform(-1.0f, 1.0f);
+    draw_each(rng, std::span(made->input), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
     made->expected = reference::transpose(made->input, rows, cols);
     if (c.timing) timing_data_ = made;
     return made;
