@@ -237,6 +237,9 @@ TEST_CASE("the report says when the calibration was measured, and whether it cam
   lab.calibration.origin = "cache";
   run.labs.push_back(lab);
   CHECK(cli::render_report(run, false).find("device copy 40.00 GB/s, cached, measured 3 min ago]") != std::string::npos);
+  run.labs[0].calibration = measured(unix_seconds_now() - 25.5);
+  run.labs[0].calibration.origin = "cache";
+  CHECK(cli::render_report(run, false).find("cached, measured 25 s ago]") != std::string::npos);
   run.labs[0].calibration = measured(unix_seconds_now());
   CHECK(cli::render_report(run, false).find("measured now]") != std::string::npos);
   CHECK(cli::to_json(run)["labs"][0]["calibration"].contains("measured_at"));
