@@ -90,13 +90,16 @@ Image transformed(Image image, const WordTransform& t) {
   return image;
 }
 
-std::string diagnose(const Image& expected, const Image& got, int reach) {
+// `rows`: the rows of the whole image (`height` rows) that the compared images hold, when they hold
+// only some; empty: all of them.
+std::string diagnose(const Image& expected, const Image& got, int reach, int height, const std::vector<int>& rows = {}) {
   std::size_t wrong = 0, near_edge = 0;
   for (int y = 0; y < expected.height; ++y)
     for (int x = 0; x < expected.width; ++x) {
       if (expected.at(x, y) == got.at(x, y)) continue;
       ++wrong;
-      near_edge += x < reach || y < reach || x >= expected.width - reach || y >= expected.height - reach;
+      const int image_y = rows.empty() ? y : rows[static_cast<std::size_t>(y)];
+      near_edge += x < reach || image_y < reach || x >= expected.width - reach || image_y >= height - reach;
     }
   if (wrong > 0 && near_edge == wrong && reach > 0)
     return fmt::format("every wrong pixel lies within {} pixels of an edge: check how the kernel clamps coordinates "
@@ -176,12 +179,26 @@ void reference_row(const Image& reference, const WordTransform& channels, int y,
   channels.apply(row, w * sizeof(Rgba));
 }
 
-// `got` with the known `rows` of the reference put in: what a comparison with `got` counts only
-// there, and reports at the pixels' own coordinates.
-Image with_rows(const Image& got, const Image& reference, const WordTransform& channels, const std::vector<int>& rows) {
-  Image out = got;
-  for (int y : rows) reference_row(reference, channels, y, &out.at(0, y));
-  return out;
+// A large image's output compared on the known `rows` of `reference` (its channels permuted by
+// `channels`) only: those rows are read from the device, and the report gives the pixels' own
+// coordinates in the whole image.
+Comparison compare_known_rows(Buffer& out, const Image& reference, const WordTransform& channels,
+                              const std::vector<int>& rows, int reach) {
+  const auto w = static_cast<std::size_t>(reference.width);
+  Image got(reference.width, static_cast<int>(rows.size())), want(reference.width, static_cast<int>(rows.size()));
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out.download_range(&got.pixels[r * w], static_cast<std::size_t>(rows[r]) * w * sizeof(Rgba), w * sizeof(Rgba));
+    reference_row(reference, channels, rows[r], &want.pixels[r * w]);
+  }
+  Comparison cmp = compare_exact<Rgba>(want.pixels, got.pixels, w);
+  if (cmp.ok()) return cmp;
+  cmp.note = diagnose(want, got, reach, reference.height, rows);
+  cmp.note += fmt::format("{}(this large image is compared on {} sampled rows, edges included)",
+                          cmp.note.empty() ? "" : "; ", rows.size());
+  for (Mismatch& m : cmp.first) m.index = static_cast<std::size_t>(rows[m.index / w]) * w + m.index % w;
+  for (std::size_t& row : cmp.wrong_rows) row = static_cast<std::size_t>(rows[row]);
+  cmp.rows = static_cast<std::size_t>(reference.height);
+  return cmp;
 }
 
 // Whether `kRowsPerLaunch` of the known rows, picked at random, hold the reference (its channels
@@ -201,9 +218,16 @@ bool rows_match(Buffer& out, const Image& reference, const WordTransform& channe
   return true;
 }
 
+// What a case's image is made from. Timing cases with the same key (on a GPU every one is 4096 x
+// 4096 noise) share one image, drawn once per run, and its mirrored copies.
+std::string image_key(const Case& c) {
+  return fmt::format("{} {}x{}, salt and pepper {}", c.params.value("image", "noise"), c.params.value("width", 0),
+                     c.params.value("height", 0), c.params.value("salt_pepper", 0.0));
+}
+
 // The contents of a case for one filter: the input of each input set and its expected output.
 struct CaseImages {
-  std::string case_name, filter_key;
+  std::string image_key, filter_key;
   std::shared_ptr<const std::vector<Image>> inputs;  // shared by every filter of a timing case
   std::vector<Image> expected;
   std::vector<int> rows;  // the rows of `expected` that hold the reference (sampled); empty: all of them
@@ -267,15 +291,12 @@ class FilterDriver final : public LabDriver {
     const std::vector<int>& known_rows = images->rows;
     l.check = [&](int i) {
       last_checked = i;
+      if (!known_rows.empty())
+        return compare_known_rows(*sets[i].out, *contents[sets[i].holds].expected, sets[i].channels, known_rows, filter.reach);
       sets[i].out->download(got.pixels.data(), bytes);
-      const Image reference = known_rows.empty()
-                                  ? expected_of(i)
-                                  : with_rows(got, *contents[sets[i].holds].expected, sets[i].channels, known_rows);
+      const Image reference = expected_of(i);
       Comparison cmp = compare_exact<Rgba>(reference.pixels, got.pixels, static_cast<std::size_t>(input.width));
-      if (!cmp.ok()) cmp.note = diagnose(reference, got, filter.reach);
-      if (!cmp.ok() && !known_rows.empty())
-        cmp.note += fmt::format("{}(this large image is compared on {} sampled rows, edges included)",
-                                cmp.note.empty() ? "" : "; ", known_rows.size());
+      if (!cmp.ok()) cmp.note = diagnose(reference, got, filter.reach, input.height);
       return cmp;
     };
     if (known_rows.empty()) {
@@ -299,7 +320,9 @@ class FilterDriver final : public LabDriver {
     CaseResult result = execute(ctx, c, l);
 
     // Pictures of the cases the manifest marks, and of every wrong one a student can open.
-    const bool wanted = c.params.value("picture", false) || (!result.passed && input.pixels.size() <= (1u << 22));
+    // (Not of a large image compared on sampled rows: `got` holds none of its output.)
+    const bool wanted = known_rows.empty() &&
+                        (c.params.value("picture", false) || (!result.passed && input.pixels.size() <= (1u << 22)));
     if (wanted && !ctx.pictures_dir.empty()) {
       try {
         result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, input_of(last_checked), got,
@@ -313,20 +336,21 @@ class FilterDriver final : public LabDriver {
   }
 
  private:
-  // A timing case's image is drawn once per run, not per task, and each reference is computed once
-  // for the tasks that share it (box and box-tiled): the timed launches get new contents each
-  // (mirrors, channel permutations), and the first launch of every task is checked in full.
+  // A timing image is drawn once per run, not per task or case (image_key), and each reference is
+  // computed once for the tasks that share it (box and box-tiled): the timed launches get new
+  // contents each (mirrors, channel permutations), and the first launch of every task is checked.
   std::shared_ptr<const CaseImages> images_for(const RunContext& ctx, const Task& task, const Case& c, const Filter& filter) {
     const std::shared_ptr<const CaseImages>& last = timing_images_;
-    const bool same_case = c.timing && last && last->case_name == c.name;
-    if (same_case && last->filter_key == filter.key) return last;
+    const std::string key = image_key(c);
+    const bool same_image = c.timing && last && last->image_key == key;
+    if (same_image && last->filter_key == filter.key) return last;
     auto made = std::make_shared<CaseImages>();
-    made->case_name = c.name;
+    made->image_key = key;
     made->filter_key = filter.key;
-    if (same_case) {
+    if (same_image) {
       made->inputs = last->inputs;
     } else {
-      Rng rng = ctx.inputs_rng(task, c);
+      Rng rng = c.timing ? Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing image", key)) : ctx.inputs_rng(task, c);
       const Image input = make_image(c, rng);
       auto inputs = std::make_shared<std::vector<Image>>();
       for (int i = 0; i < input_sets(c); ++i) inputs->push_back(mirrored(input, i));
