@@ -172,41 +172,53 @@ Image mirrored(const Image& image, int set) {
 constexpr std::size_t kSampleRowsAbove = std::size_t{1} << 22;
 constexpr int kSampledRowPairs = 48;
 
+// Mirror `mirror` (as in `mirrored`) of a reference, read a row at a time: a large image's input
+// sets need no mirrored copies of its reference, whose known rows map onto known rows.
+struct MirroredReference {
+  const Image* image;
+  int mirror = 0;
+};
+
 // Row y of `reference` with its channels permuted by `channels`, into `row` (width pixels).
-void reference_row(const Image& reference, const WordTransform& channels, int y, Rgba* row) {
-  const auto w = static_cast<std::size_t>(reference.width);
-  std::copy_n(&reference.pixels[static_cast<std::size_t>(y) * w], w, row);
+void reference_row(const MirroredReference& reference, const WordTransform& channels, int y, Rgba* row) {
+  const Image& image = *reference.image;
+  const auto w = static_cast<std::size_t>(image.width);
+  const int from_y = reference.mirror % 4 >= 2 ? image.height - 1 - y : y;
+  const Rgba* from = &image.pixels[static_cast<std::size_t>(from_y) * w];
+  if (reference.mirror % 2) std::reverse_copy(from, from + w, row);
+  else std::copy_n(from, w, row);
   channels.apply(row, w * sizeof(Rgba));
 }
 
 // A large image's output compared on the known `rows` of `reference` (its channels permuted by
 // `channels`) only: those rows are read from the device, and the report gives the pixels' own
 // coordinates in the whole image.
-Comparison compare_known_rows(Buffer& out, const Image& reference, const WordTransform& channels,
+Comparison compare_known_rows(Buffer& out, const MirroredReference& reference, const WordTransform& channels,
                               const std::vector<int>& rows, int reach) {
-  const auto w = static_cast<std::size_t>(reference.width);
-  Image got(reference.width, static_cast<int>(rows.size())), want(reference.width, static_cast<int>(rows.size()));
+  const int width = reference.image->width, height = reference.image->height;
+  const auto w = static_cast<std::size_t>(width);
+  Image got(width, static_cast<int>(rows.size())), want(width, static_cast<int>(rows.size()));
   for (std::size_t r = 0; r < rows.size(); ++r) {
     out.download_range(&got.pixels[r * w], static_cast<std::size_t>(rows[r]) * w * sizeof(Rgba), w * sizeof(Rgba));
     reference_row(reference, channels, rows[r], &want.pixels[r * w]);
   }
   Comparison cmp = compare_exact<Rgba>(want.pixels, got.pixels, w);
   if (cmp.ok()) return cmp;
-  cmp.note = diagnose(want, got, reach, reference.height, rows);
+  cmp.note = diagnose(want, got, reach, height, rows);
   cmp.note += fmt::format("{}(this large image is compared on {} sampled rows, edges included)",
                           cmp.note.empty() ? "" : "; ", rows.size());
   for (Mismatch& m : cmp.first) m.index = static_cast<std::size_t>(rows[m.index / w]) * w + m.index % w;
   for (std::size_t& row : cmp.wrong_rows) row = static_cast<std::size_t>(rows[row]);
-  cmp.rows = static_cast<std::size_t>(reference.height);
+  cmp.rows = static_cast<std::size_t>(height);
   return cmp;
 }
 
 // Whether `kRowsPerLaunch` of the known rows, picked at random, hold the reference (its channels
 // permuted by `channels`) in `out`.
 constexpr int kRowsPerLaunch = 16;
-bool rows_match(Buffer& out, const Image& reference, const WordTransform& channels, const std::vector<int>& rows,
-                Rng& picks) {
-  const auto w = static_cast<std::size_t>(reference.width);
+bool rows_match(Buffer& out, const MirroredReference& reference, const WordTransform& channels,
+                const std::vector<int>& rows, Rng& picks) {
+  const auto w = static_cast<std::size_t>(reference.image->width);
   const std::size_t row_bytes = w * sizeof(Rgba);
   std::vector<Rgba> got(w), want(w);
   for (int k = 0; k < kRowsPerLaunch; ++k) {
@@ -229,8 +241,12 @@ std::string image_key(const Case& c) {
 struct CaseImages {
   std::string image_key, filter_key;
   std::shared_ptr<const std::vector<Image>> inputs;  // shared by every filter of a timing case
-  std::vector<Image> expected;
+  std::vector<Image> expected;  // of each input set; of set 0 only when `rows` is not empty
   std::vector<int> rows;  // the rows of `expected` that hold the reference (sampled); empty: all of them
+  // What input set i's output must be.
+  MirroredReference expected_of_set(int i) const {
+    return rows.empty() ? MirroredReference{&expected[static_cast<std::size_t>(i)], 0} : MirroredReference{&expected[0], i};
+  }
 };
 
 class FilterDriver final : public LabDriver {
@@ -247,7 +263,7 @@ class FilterDriver final : public LabDriver {
     // on the device untouched; a load writes them, permuted, into the set's buffer there.
     struct Contents {
       const Image* input;
-      const Image* expected;
+      MirroredReference expected;
       std::unique_ptr<Buffer> pristine;
     };
     struct Set {
@@ -259,7 +275,7 @@ class FilterDriver final : public LabDriver {
     std::vector<Contents> contents(count_of_sets);
     std::vector<Set> sets(count_of_sets);
     for (int i = 0; i < count_of_sets; ++i) {
-      contents[i] = {&(*images->inputs)[i], &images->expected[i], ctx.device.allocate(bytes)};
+      contents[i] = {&(*images->inputs)[i], images->expected_of_set(i), ctx.device.allocate(bytes)};
       contents[i].pristine->upload(contents[i].input->pixels.data(), bytes);
       sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), i, {}};
       ctx.device.copy(*contents[i].pristine, *sets[i].in, bytes);
@@ -272,7 +288,8 @@ class FilterDriver final : public LabDriver {
     Rng row_picks(derive_seed(ctx.run_seed, ctx.manifest.id, "checked rows " + task.name, c.name));
     // What set i's input and output must be now: its contents with the load's permutation.
     auto input_of = [&](int i) { return transformed(*contents[sets[i].holds].input, sets[i].channels); };
-    auto expected_of = [&](int i) { return transformed(*contents[sets[i].holds].expected, sets[i].channels); };
+    // (A whole image: not for a large image compared on sampled rows, whose reference has only those.)
+    auto expected_of = [&](int i) { return transformed(*contents[sets[i].holds].expected.image, sets[i].channels); };
 
     Launchable l;
     l.sets = count_of_sets;
@@ -292,7 +309,7 @@ class FilterDriver final : public LabDriver {
     l.check = [&](int i) {
       last_checked = i;
       if (!known_rows.empty())
-        return compare_known_rows(*sets[i].out, *contents[sets[i].holds].expected, sets[i].channels, known_rows, filter.reach);
+        return compare_known_rows(*sets[i].out, contents[sets[i].holds].expected, sets[i].channels, known_rows, filter.reach);
       sets[i].out->download(got.pixels.data(), bytes);
       const Image reference = expected_of(i);
       Comparison cmp = compare_exact<Rgba>(reference.pixels, got.pixels, static_cast<std::size_t>(input.width));
@@ -301,11 +318,11 @@ class FilterDriver final : public LabDriver {
     };
     if (known_rows.empty()) {
       l.exact_outputs = [&](int i) {
-        return std::vector<ExactOutput>{{sets[i].out.get(), contents[sets[i].holds].expected->pixels.data(), sets[i].channels}};
+        return std::vector<ExactOutput>{{sets[i].out.get(), contents[sets[i].holds].expected.image->pixels.data(), sets[i].channels}};
       };
     } else {  // warm-up and timed launches: a few of the known rows, picked afresh for each launch
       l.quick_check = [&](int i) {
-        if (rows_match(*sets[i].out, *contents[sets[i].holds].expected, sets[i].channels, known_rows, row_picks))
+        if (rows_match(*sets[i].out, contents[sets[i].holds].expected, sets[i].channels, known_rows, row_picks))
           return Comparison{};
         return l.check(i);  // the full report
       };
@@ -361,10 +378,13 @@ class FilterDriver final : public LabDriver {
       Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "reference rows " + filter.key, c.name));
       made->rows = reference::sampled_rows(rng, input.height, filter.reach, kSampledRowPairs);
     }
-    const Image expected = made->rows.empty() ? filter.reference(input)
+    Image expected = made->rows.empty() ? filter.reference(input)
                            : filter.on_rows      ? filter.on_rows(input, made->rows)
                                                  : reference::reference_rows(filter.reference, input, filter.reach, made->rows);
-    for (int i = 0; i < input_sets(c); ++i) made->expected.push_back(mirrored(expected, i));
+    if (made->rows.empty())
+      for (int i = 0; i < input_sets(c); ++i) made->expected.push_back(mirrored(expected, i));
+    else
+      made->expected.push_back(std::move(expected));  // the other sets' rows are read mirrored (MirroredReference)
     if (c.timing) timing_images_ = made;
     return made;
   }
