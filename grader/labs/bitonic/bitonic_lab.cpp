@@ -7,7 +7,7 @@
 #include <span>
 
 #include "gpulab/parallel.hpp"
-#include "gpulab/reference.hpp"
+#include "bitonic_reference.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {

@@ -10,7 +10,7 @@
 
 #include "gpulab/image.hpp"
 #include "gpulab/parallel.hpp"
-#include "gpulab/reference.hpp"
+#include "filter_reference.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "gpulab/reference.hpp"
+#include "hello_reference.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "gpulab/parallel.hpp"
-#include "gpulab/reference.hpp"
+#include "matmul_reference.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "gpulab/reference.hpp"
+#include "transpose_reference.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {

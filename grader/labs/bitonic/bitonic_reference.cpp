@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "gpulab/parallel.hpp"
-#include "gpulab/reference.hpp"
+#include "bitonic_reference.hpp"
 
 namespace gpulab::reference {
 

@@ -2,7 +2,7 @@
 #include <stdexcept>
 
 #include "gpulab/parallel.hpp"
-#include "gpulab/reference.hpp"
+#include "transpose_reference.hpp"
 
 namespace gpulab::reference {
 

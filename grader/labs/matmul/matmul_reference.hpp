@@ -1,24 +1,16 @@
-// CPU reference implementations of every lab: what the grader checks student results against.
+// The CPU reference of lab 01-matmul: what the grader checks student results against, and the
+// CPU versions a GPU kernel's speed is compared with.
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "gpulab/compare.hpp"
-#include "gpulab/image.hpp"
 #include "gpulab/random.hpp"
 
 namespace gpulab::reference {
-
-// 00-hello: result[i] = text[i] + offsets[i].
-std::vector<char> hello(std::span<const char> text, std::span<const int> offsets);
-
-// 02-transpose: `in` is rows x cols, row-major; returns the cols x rows transpose.
-// Cache-blocked, so the 8192 x 8192 timing case is checked in a fraction of a second.
-std::vector<float> transpose(std::span<const float> in, std::size_t rows, std::size_t cols);
 
 // 01-matmul: C = A * B with A m x k, B k x n, row-major. The check: each element accumulated in
 // double, and the error bound a float computation of it must meet,
@@ -73,45 +65,5 @@ void matmul_one_core(std::span<const float> a, std::span<const float> b, std::sp
                      std::size_t n, std::size_t k);
 void matmul_all_cores(std::span<const float> a, std::span<const float> b, std::span<float> c, std::size_t m,
                       std::size_t n, std::size_t k);
-
-// 03-bitonic: Batcher's bitonic sorting network on one core, in the form the lab's kernels use:
-// every compare-exchange puts the smaller key at the lower index, and the first step of each
-// stage k pairs i with i ^ (k - 1) (the mirror), the others i with i ^ j. Positions past the end
-// count as the largest key, so any length sorts. O(n log^2 n): for teaching and cross-checks.
-void bitonic_sort(std::span<std::uint32_t> keys);
-// The CPU sorts a GPU sort is compared with: std::sort on one core, and on all cores (chunks
-// sorted in parallel, then merged pairwise in parallel).
-void sort_one_core(std::span<std::uint32_t> keys);
-void sort_all_cores(std::span<std::uint32_t> keys);
-
-// 04-filter: RGBA8 image filters. Every channel (alpha too) is filtered alike, and coordinates
-// outside the image are clamped to the nearest edge pixel. Results are exact integers:
-// - box, radius r: the mean of the (2r+1)^2 window, rounded half up: (sum + n / 2) / n, n = (2r+1)^2.
-// - gaussian, radius r: the binomial weights C(2r, k), k = 0..2r (1 4 6 4 1 for r = 2), which sum
-//   to 4^r, applied as a horizontal then a vertical pass; each pass rounds to 8 bits half up:
-//   (sum + 4^r / 2) >> 2r. (The second pass filters the first pass's rounded image.)
-// - median, radius 1 (3x3) or 2 (5x5): the middle value of the window, per channel.
-inline constexpr int kMaxFilterRadius = 8;
-Image box_filter(const Image& in, int radius);
-std::vector<std::uint32_t> binomial_weights(int radius);
-Image gaussian_horizontal(const Image& in, int radius);
-Image gaussian_vertical(const Image& in, int radius);
-Image gaussian_filter(const Image& in, int radius);
-Image median_filter(const Image& in, int radius);
-// The median on `rows` only (each in 0..height-1), the other rows zero: what reference_rows gives
-// for the medians, without filtering the rows around each.
-Image median_filter_rows(const Image& in, int radius, const std::vector<int>& rows);
-
-// Large images (the filter lab's timing cases) get their reference on sampled rows only:
-// - sampled_rows: the rows within `reach` of the top and bottom edges and `pairs` random rows,
-//   each with its mirror height - 1 - y (so a top-bottom mirror of the image maps known rows onto
-//   known rows), sorted, without repeats;
-// - reference_rows: `reference` (any filter above that reads at most `reach` rows up and down) on
-//   those rows, the other rows zero. Each row's strip of 2 * reach + 1 input rows (clamped as the
-//   filters clamp) is stacked into one image and the filter runs on that once: a strip's middle
-//   row sees exactly the rows the filter reads for it in the whole image.
-std::vector<int> sampled_rows(Rng& rng, int height, int reach, int pairs);
-Image reference_rows(const std::function<Image(const Image&)>& reference, const Image& in, int reach,
-                     const std::vector<int>& rows);
 
 }  // namespace gpulab::reference

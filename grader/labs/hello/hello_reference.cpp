@@ -1,6 +1,6 @@
 #include <stdexcept>
 
-#include "gpulab/reference.hpp"
+#include "hello_reference.hpp"
 
 namespace gpulab::reference {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "gpulab/parallel.hpp"
-#include "gpulab/reference.hpp"
+#include "filter_reference.hpp"
 
 namespace gpulab::reference {
 namespace {

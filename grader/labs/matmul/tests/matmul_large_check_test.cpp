@@ -11,7 +11,7 @@
 
 #include "gpulab/compare.hpp"
 #include "gpulab/random.hpp"
-#include "gpulab/reference.hpp"
+#include "matmul_reference.hpp"
 
 using namespace gpulab;
 

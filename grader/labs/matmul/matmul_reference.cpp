@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "gpulab/parallel.hpp"
-#include "gpulab/reference.hpp"
+#include "matmul_reference.hpp"
 
 namespace gpulab::reference {
 

@@ -1,0 +1,37 @@
+// RGBA images and their PNG files (gpulab/image.hpp).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "gpulab/image.hpp"
+
+using namespace gpulab;
+
+TEST_CASE("a PNG written by the harness reads back pixel for pixel, and a broken file is named") {
+  const auto dir = std::filesystem::temp_directory_path() / "gpulab-png-test";
+  Image noise(13, 7);  // every channel different at every pixel, alpha too
+  for (int y = 0; y < noise.height; ++y)
+    for (int x = 0; x < noise.width; ++x)
+      noise.at(x, y) = {static_cast<std::uint8_t>(x * 19 + y), static_cast<std::uint8_t>(y * 37 + x),
+                        static_cast<std::uint8_t>(x * y * 5), static_cast<std::uint8_t>(250 - x - y)};
+  write_png(dir / "noise.png", noise);
+  const Image back = read_png(dir / "noise.png");
+  CHECK(back.width == 13);
+  CHECK(back.height == 7);
+  CHECK(back.pixels == noise.pixels);
+  // The photographs of the lab are RGB: they read as opaque RGBA.
+  const Image photo = read_png(std::filesystem::path(GPULAB_IMAGES_DIR) / "chelsea.png");
+  CHECK(photo.width == 451);
+  CHECK(photo.height == 300);
+  CHECK(std::all_of(photo.pixels.begin(), photo.pixels.end(), [](const Rgba& p) { return p.a == 255; }));
+  {
+    std::ofstream(dir / "broken.png") << "not a png";
+  }
+  CHECK_THROWS_WITH(read_png(dir / "broken.png"), doctest::Contains("broken.png"));
+  CHECK_THROWS_WITH(read_png(dir / "missing.png"), doctest::Contains("missing.png"));
+  std::filesystem::remove_all(dir);
+}
