@@ -259,12 +259,12 @@ class GraderFailure : public std::runtime_error {
 // start it, it could not be executed, something outside the grader killed it, or it failed without a
 // word (a compiler rejecting code always says why). Limits the grader enforces are the student's.
 std::string compile_failure_of_grader(const ChildExit& e, const std::string& output) {
-  if (!e.killed_for.empty()) return {};
+  if (e.killed()) return {};
   if (e.signal == SIGKILL || e.signal == SIGTERM || e.signal == SIGHUP || e.signal == SIGINT)
     return fmt::format("the compiler was killed by signal {} from outside the grader", e.signal);
-  if (WIFEXITED(e.status) && WEXITSTATUS(e.status) == 126)
+  if (e.exited_with(ExitStatus::cannot_start))
     return fmt::format("the sandbox could not start the compiler: {}", output.substr(0, 300));
-  if (WIFEXITED(e.status) && WEXITSTATUS(e.status) == 127) return "the compiler could not be executed";
+  if (e.exited_with(ExitStatus::cannot_execute)) return "the compiler could not be executed";
   if (!e.exited_ok() && output.find_first_not_of(" \t\r\n") == std::string::npos)
     return fmt::format("the compiler failed (exit status {}) without printing any diagnostic",
                        WIFEXITED(e.status) ? WEXITSTATUS(e.status) : -1);
@@ -332,9 +332,9 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
     c.output = read_text(log);
     if (const std::string why = compile_failure_of_grader(e, c.output); !why.empty()) throw GraderFailure(why);
     c.status = e.exited_ok() ? 0 : 1;
-    if (e.killed_for == "timeout")
+    if (e.killed_for == KillReason::timeout)
       c.output += fmt::format("\nerror: the compiler was stopped after {:.0f} s (the compile time limit)", b.compile_limits.wall_s);
-    else if (e.killed_for == "memory")
+    else if (e.killed_for == KillReason::memory)
       c.output += fmt::format("\nerror: the compiler was stopped: it used more than {:.1f} GiB of memory",
                               b.compile_limits.memory_bytes / double(1ull << 30));
     return c;

@@ -216,18 +216,18 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
   const Isolation* iso = spec.isolation;
   if (iso && iso->network_off && !iso->bubblewrap && ::unshare(CLONE_NEWNET) != 0) {
     std::fprintf(stderr, "gpulab sandbox: cannot leave the network (%s)\n", std::strerror(errno));
-    ::_exit(126);
+    ::_exit(exit_code(ExitStatus::cannot_start));
   }
   if (spec.user) {
     if (::setgroups(0, nullptr) != 0 || ::setgid(*spec.user) != 0 || ::setuid(*spec.user) != 0) {
       std::fprintf(stderr, "gpulab sandbox: cannot switch to user %u (%s)\n", *spec.user, std::strerror(errno));
-      ::_exit(126);
+      ::_exit(exit_code(ExitStatus::cannot_start));
     }
   }
   // Dies with the grader, even without bubblewrap (set after the user switch, which clears it).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != grader) ::_exit(126);
-  if (!spec.scratch.empty() && ::chdir(spec.scratch.c_str()) != 0) ::_exit(126);
+  if (::getppid() != grader) ::_exit(exit_code(ExitStatus::cannot_start));
+  if (!spec.scratch.empty() && ::chdir(spec.scratch.c_str()) != 0) ::_exit(exit_code(ExitStatus::cannot_start));
 
   std::vector<std::string> full = iso && iso->bubblewrap ? bubblewrap_prefix(*iso, spec) : std::vector<std::string>{};
   full.insert(full.end(), argv.begin(), argv.end());
@@ -240,7 +240,7 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
   env.push_back(nullptr);
   ::execve(args[0], args.data(), env.data());
   std::fprintf(stderr, "cannot execute %s: %s\n", args[0], std::strerror(errno));
-  ::_exit(127);
+  ::_exit(exit_code(ExitStatus::cannot_execute));
 }
 
 std::string find_program(const std::string& name) {
@@ -267,7 +267,7 @@ bool succeeds(const std::vector<std::string>& argv, std::optional<unsigned> uid,
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     ::execv(args[0], args.data());
-    ::_exit(127);
+    ::_exit(exit_code(ExitStatus::cannot_execute));
   }
   int status = 0;
   return pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -277,7 +277,11 @@ constexpr unsigned kProbeUser = 61999;  // a uid without an account, like the jo
 
 }  // namespace
 
-bool ChildExit::exited_ok() const { return killed_for.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+bool ChildExit::exited_ok() const { return exited_with(ExitStatus::ok); }
+
+bool ChildExit::exited_with(ExitStatus s) const {
+  return !killed() && WIFEXITED(status) && WEXITSTATUS(status) == exit_code(s);
+}
 
 std::string Isolation::describe(const Limits& limits) const {
   std::string what;
@@ -428,9 +432,9 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
       if (!ec && size != last_size) last_size = size, last_progress = now;
     }
     const double elapsed = std::chrono::duration<double>(now - start).count();
-    if (limits.wall_s > 0 && elapsed > limits.wall_s) exit.killed_for = "timeout";
-    if (limits.idle_s > 0 && std::chrono::duration<double>(now - last_progress).count() > limits.idle_s) exit.killed_for = "idle";
-    if (exit.killed_for.empty() && now - last_memory_check > std::chrono::milliseconds(200)) {
+    if (limits.wall_s > 0 && elapsed > limits.wall_s) exit.killed_for = KillReason::timeout;
+    if (limits.idle_s > 0 && std::chrono::duration<double>(now - last_progress).count() > limits.idle_s) exit.killed_for = KillReason::idle;
+    if (!exit.killed() && now - last_memory_check > std::chrono::milliseconds(200)) {
       last_memory_check = now;
       const auto table = process_table();
       const auto tree = descendants(table, pid);
@@ -439,9 +443,9 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
         if (auto it = table.find(p); it != table.end()) rss += it->second.rss_pages * static_cast<std::uint64_t>(page);
       exit.peak_memory_bytes = std::max(exit.peak_memory_bytes, rss);
       exit.peak_processes = std::max(exit.peak_processes, static_cast<int>(tree.size()));
-      if (limits.memory_bytes && rss > limits.memory_bytes) exit.killed_for = "memory";
+      if (limits.memory_bytes && rss > limits.memory_bytes) exit.killed_for = KillReason::memory;
     }
-    if (exit.killed_for.empty() && limits.disk_bytes && !spec.scratch.empty() &&
+    if (!exit.killed() && limits.disk_bytes && !spec.scratch.empty() &&
         now - last_disk_check > std::chrono::milliseconds(500)) {
       last_disk_check = now;
       std::uintmax_t used = 0;
@@ -451,9 +455,9 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
         if (ec) break;
         if (it->is_regular_file(ec)) used += it->file_size(ec);
       }
-      if (used > limits.disk_bytes) exit.killed_for = "disk";
+      if (used > limits.disk_bytes) exit.killed_for = KillReason::disk;
     }
-    if (!exit.killed_for.empty()) {
+    if (exit.killed()) {
       kill_everything(pid, spec);
       ::waitpid(pid, &exit.status, 0);
       break;

@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <string>
+
+#include "gpulab/exit_status.hpp"
 #include <vector>
 
 namespace gpulab::cli {
@@ -48,14 +50,21 @@ struct SandboxSpec {
   std::map<std::string, std::string> env;        // set on top of the passed-through environment
 };
 
+// Why the grader killed a child: it ran past its wall-clock limit, reported no progress for too
+// long, used more memory or wrote more to its folder than allowed.
+enum class KillReason { none, timeout, idle, memory, disk };
+
 struct ChildExit {
   int status = 0;          // from waitpid
   int signal = 0;          // the signal that ended the command (bubblewrap reports it as exit 128 + signal)
-  std::string killed_for;  // "" or why the grader killed it: "timeout", "idle", "memory", "disk"
+  KillReason killed_for = KillReason::none;
   double wall_s = 0;
   std::uint64_t peak_memory_bytes = 0;
   int peak_processes = 0;
+  bool killed() const { return killed_for != KillReason::none; }
   bool exited_ok() const;  // exited with status 0 and was not killed
+  // Exited by itself (not killed by the grader) with `s`.
+  bool exited_with(ExitStatus s) const;
 };
 
 // Finds out once which isolation this machine allows (bubblewrap actually tried, root or not).

@@ -223,7 +223,7 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
     const std::string where = current_case.empty() ? "" : fmt::format(" in case {}", current_case);
     Status status = Status::crashed;
     std::string message;
-    if (exit.killed_for == "idle") {
+    if (exit.killed_for == KillReason::idle) {
       status = Status::timeout;
       // Filling gigabytes page by page is slow on a loaded machine: the watchdog can fire before the
       // memory limit does, and then the memory, not a hung kernel, is the likely story.
@@ -235,13 +235,13 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
                                               exit.peak_memory_bytes / double(1ull << 30), limits.memory_bytes / double(1ull << 30))
                                 : "an infinite loop, or a barrier (__syncthreads / barrier) that not every thread of the "
                                   "block reaches, e.g. inside an if");
-    } else if (exit.killed_for == "timeout") {
+    } else if (exit.killed_for == KillReason::timeout) {
       status = Status::timeout;
       message = fmt::format("stopped after {:.0f} s, the time limit of the whole lab{}", req.limits.wall_s, where);
-    } else if (exit.killed_for == "disk") {
+    } else if (exit.killed_for == KillReason::disk) {
       message = fmt::format("stopped{}: it wrote more than {} MiB of files, the limit — files written in a loop?", where,
                             limits.disk_bytes >> 20);
-    } else if (exit.killed_for == "memory") {
+    } else if (exit.killed_for == KillReason::memory) {
       message = fmt::format("stopped{}: its processes used more than {:.1f} GiB of memory, the limit — a huge or "
                             "leaking host allocation?",
                             where, limits.memory_bytes / double(1ull << 30));
@@ -255,13 +255,13 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
     } else if (!setup_error.empty()) {
       status = Status::error;
       message = setup_error;
-    } else if (WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 126) {
+    } else if (exit.exited_with(ExitStatus::cannot_start)) {
       status = Status::error;
       message = fmt::format("the sandbox could not start the runner: {}", tail_of(output, 300));
-    } else if (WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 127) {
+    } else if (exit.exited_with(ExitStatus::cannot_execute)) {
       status = Status::error;
       message = fmt::format("cannot execute the runner {}", req.runner.string());
-    } else if (WIFEXITED(exit.status) && WEXITSTATUS(exit.status) != 3) {
+    } else if (WIFEXITED(exit.status) && !exit.exited_with(ExitStatus::device_lost)) {
       message = fmt::format("the runner exited with status {}{} before reporting (did student code call exit?)",
                             WEXITSTATUS(exit.status), where);
     }
@@ -269,14 +269,13 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
     if (exit.peak_processes > 8)
       message += fmt::format(" (it had started {} processes{}: a fork bomb?)", exit.peak_processes,
                              limits.processes ? fmt::format(", the limit is {}", limits.processes) : "");
-    const bool device_lost = exit.killed_for.empty() && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) == 3;
+    const bool device_lost = exit.exited_with(ExitStatus::device_lost);
     // The faulting task reported itself: rerun the rest, as long as each run gets further.
     if (current_task.empty() && device_lost && finished.size() > finished_before) continue;
     // Before any task began, nothing of the student's had run but its static constructors: a runner
     // that could not start, open the device or calibrate is the grader's failure, tried again.
-    const bool grader_side = WIFEXITED(exit.status) && exit.killed_for.empty() &&
-                             (WEXITSTATUS(exit.status) == 126 || WEXITSTATUS(exit.status) == 127 ||
-                              (WEXITSTATUS(exit.status) == 2 && !setup_error.empty()));
+    const bool grader_side = exit.exited_with(ExitStatus::cannot_start) || exit.exited_with(ExitStatus::cannot_execute) ||
+                             (exit.exited_with(ExitStatus::setup_error) && !setup_error.empty());
     if (current_task.empty() && finished.size() == finished_before && grader_side && run.grader_failure.empty())
       run.grader_failure = message;
     if (current_task.empty()) {

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <optional>
 
+#include "gpulab/exit_status.hpp"
 #include "gpulab/device.hpp"
 #include "gpulab/results.hpp"
 #include "lab_driver.hpp"
@@ -359,7 +360,7 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
   if (secrets.calibrate_only) return 0;
 
   for (const Task* t : tasks)
-    if (!run_task(ctx, *driver, *t, progress, calibration)) return 3;
+    if (!run_task(ctx, *driver, *t, progress, calibration)) return exit_code(ExitStatus::device_lost);
   return 0;
 }
 
@@ -388,6 +389,6 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     if (progress) progress->emit({{"event", "error"}, {"message", e.what()}});
     fmt::print(stderr, "gpulab runner: {}\n", e.what());
-    return 2;
+    return gpulab::exit_code(gpulab::ExitStatus::setup_error);
   }
 }

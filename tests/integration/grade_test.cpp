@@ -591,7 +591,7 @@ TEST_CASE("the sandbox keeps a command off the network, out of every folder but 
   // A name no other process on the machine mentions (a CI runner's own scripts may say "b.sh").
   const std::string bomb_script = fmt::format("gpulab-fork-bomb-{}.sh", ::getpid());
   const auto bomb = sh(fmt::format("echo 'f() {{ f | f & }}; f; sleep 100' > {0}; /bin/sh {0}", bomb_script));
-  CHECK(bomb.killed_for == "timeout");
+  CHECK(bomb.killed_for == cli::KillReason::timeout);
   CHECK(bomb.peak_processes > 1);
   CHECK_MESSAGE(processes_mentioning(bomb_script).empty(), fmt::format("{}", fmt::join(processes_mentioning(bomb_script), "\n")));
 
@@ -599,19 +599,19 @@ TEST_CASE("the sandbox keeps a command off the network, out of every folder but 
   limits.wall_s = 60;
   if (fs::exists("/usr/bin/python3")) {
     const auto memory = sh("/usr/bin/python3 -c 'import time; x = bytearray(3 << 30); time.sleep(30)'");
-    CHECK(memory.killed_for == "memory");
+    CHECK(memory.killed_for == cli::KillReason::memory);
     // Stopped by the progress watchdog instead, it still says how much memory it held (the
     // grader's message then points at the allocation, not at a hung kernel).
     limits.idle_s = 3;
     const auto held = sh("/usr/bin/python3 -c 'import time; x = bytearray(600 << 20); time.sleep(30)'");
-    CHECK(held.killed_for == "idle");
+    CHECK(held.killed_for == cli::KillReason::idle);
     CHECK(held.peak_memory_bytes > (500ull << 20));
     CHECK(held.peak_memory_bytes < limits.memory_bytes);
     limits.idle_s = 0;
   }
   limits.disk_bytes = 8 << 20;  // many files, each under the output limit
   const auto disk = sh("i=0; while [ $i -lt 100 ]; do head -c 900000 /dev/zero > f$i; i=$((i + 1)); sleep 0.01; done; sleep 30");
-  CHECK(disk.killed_for == "disk");
+  CHECK(disk.killed_for == cli::KillReason::disk);
   const auto output = sh("yes 'the same line again'");
   CHECK(output.signal == SIGXFSZ);
   CHECK(fs::file_size(log) <= limits.output_bytes);
