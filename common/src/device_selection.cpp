@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "gpulab/text.hpp"
 #include "gpulab/device.hpp"
 #if GPULAB_WITH_CUDA
 #include "gpulab/backend/cuda.hpp"
@@ -37,13 +38,6 @@ std::vector<DeviceInfo> list_devices(const std::string& backend) {
                           fmt::join(available_backends(), ", ")));
 }
 
-namespace {
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-}  // namespace
-
 DeviceInfo find_device(const std::string& backend, const std::string& selector) {
   const auto devices = list_devices(backend);
   if (devices.empty()) throw Error(fmt::format("no {} device found", backend));
@@ -55,7 +49,7 @@ DeviceInfo find_device(const std::string& backend, const std::string& selector) 
     if (index < devices.size()) chosen = &devices[index];
   } else {
     for (const auto& d : devices)
-      if (lower(d.name + " " + d.platform).find(lower(selector)) != std::string::npos) {
+      if (lower_case(d.name + " " + d.platform).find(lower_case(selector)) != std::string::npos) {
         chosen = &d;
         break;
       }

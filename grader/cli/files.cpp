@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -39,6 +41,17 @@ void write_text_atomically(const std::string& text, const fs::path& path) {
     if (!out) throw std::runtime_error(fmt::format("cannot write {} (disk full?)", temporary.string()));
   }
   fs::rename(temporary, path);
+}
+
+CommandOutput run_command(const std::string& command) {
+  CommandOutput c;
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return c;
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) c.output.append(buffer.data(), n);
+  c.status = ::pclose(pipe);
+  return c;
 }
 
 }  // namespace gpulab::cli

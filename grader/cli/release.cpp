@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "files.hpp"
+#include "gpulab/text.hpp"
 #include "gpulab/manifest.hpp"
 
 namespace fs = std::filesystem;
@@ -26,21 +27,10 @@ bool left_out(const fs::path& relative) {
   return *part == "tests" && ++part != relative.end() && *part == "fixtures";
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 // The tracked files of a git checkout (paths relative to it), as they are in the working tree.
 std::vector<fs::path> git_files(const fs::path& repo) {
-  const std::string command = "git -C " + shell_quote(repo.string()) + " ls-files -z 2>&1";
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot start git to list the repository's files");
-  std::string output;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-  const int status = ::pclose(pipe);
+  const auto [status, output] = run_command("git -C " + shell_quote(repo.string()) + " ls-files -z");
+  if (status == -1) throw std::runtime_error("cannot start git to list the repository's files");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error(fmt::format("`git ls-files` failed in {} ({}): the release is made of the tracked files, "
                                          "so git must work there (install git, or fix the checkout)",

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "gpulab/text.hpp"
 #include "allowlist.hpp"
 #include "barrier_check.hpp"
 #include "files.hpp"
@@ -35,28 +36,12 @@ bool Toolchain::has_backend(const std::string& backend) const {
 
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 std::string join_quoted(const nlohmann::json& list) {
   std::string out;
-  for (const auto& item : list) out += " " + quote(item.get<std::string>());
+  for (const auto& item : list) out += " " + shell_quote(item.get<std::string>());
   return out;
 }
 
-CommandOutput run_command(const std::string& command) {
-  CommandOutput c;
-  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return c;
-  std::array<char, 4096> buffer;
-  std::size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) c.output.append(buffer.data(), n);
-  c.status = ::pclose(pipe);
-  return c;
-}
 
 fs::file_time_type mtime_or_min(const fs::path& p) {
   std::error_code ec;
@@ -137,8 +122,7 @@ std::string code_only(const std::string& source, bool blank_strings = false) {
     }
     if ((state == line_comment || state == block_comment) && out[i] != '\n') out[i] = ' ';
   }
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
+  return lower_case(std::move(out));
 }
 
 }  // namespace
@@ -167,10 +151,7 @@ std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::v
   // Library names count in strings too (#include <cub/...>); a call named in a message does not.
   const std::string text = code_only(source, whole_words);
   std::vector<std::string> lowered;
-  for (auto p : patterns) {
-    std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return std::tolower(c); });
-    lowered.push_back(p);
-  }
+  for (const auto& p : patterns) lowered.push_back(lower_case(p));
   std::vector<ForbiddenUse> out;
   for_each_line(text, [&](int line, std::string_view row) {
     for (std::size_t i = 0; i < patterns.size(); ++i) {
@@ -315,7 +296,7 @@ std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Mani
                                shown.string(), headers.front().header),
                    log);
   }
-  const CommandOutput nm = execute("nm -P " + quote(object.string()));
+  const CommandOutput nm = execute("nm -P " + shell_quote(object.string()));
   if (nm.status != 0) throw std::runtime_error(fmt::format("nm could not read {}: {}", object.string(), nm.output));
   const ObjectSymbols symbols = parse_nm(nm.output);
   auto allowlist = SymbolAllowlist::load(lists / (backend + ".txt"));
@@ -329,7 +310,7 @@ std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Mani
                                shown.string(), fmt::join(readable, ", "), backend),
                    fmt::format("symbols of {} outside the allowlist: {}", shown.filename().string(), fmt::join(refused, " ")));
   }
-  const CommandOutput disassembly = execute("objdump -d --no-show-raw-insn " + quote(object.string()));
+  const CommandOutput disassembly = execute("objdump -d --no-show-raw-insn " + shell_quote(object.string()));
   if (disassembly.status != 0)
     throw std::runtime_error(fmt::format("objdump could not read {}: {}", object.string(), disassembly.output));
   if (const auto calls = system_call_instructions(disassembly.output); !calls.empty())
@@ -368,10 +349,10 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
   if (const std::string wanted = version_script(exports); !fs::exists(script) || read_text(script) != wanted)
     write_text_atomically(wanted, script);
   std::string command = fmt::format("{} -shared -o {} -Wl,--version-script={} -Wl,-z,defs", cfg["cxx"].get<std::string>(),
-                                    quote(library.string()), quote(script.string()));
+                                    shell_quote(library.string()), shell_quote(script.string()));
   std::vector<fs::path> inputs{toolchain_file, script};
   for (const auto& o : objects) {
-    command += " " + quote(o.string());
+    command += " " + shell_quote(o.string());
     inputs.push_back(o);
   }
   // Guards check the arguments of calls the allowlist lets through (a copy's direction, a buffer's
@@ -379,7 +360,7 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
   if (backend_cfg.contains("guards"))
     for (const auto& [symbol, archive] : backend_cfg["guards"].items()) {
       if (std::find(manifest.allow.begin(), manifest.allow.end(), symbol) != manifest.allow.end()) continue;
-      command += " -Wl,--wrap=" + symbol + " " + quote(archive.get<std::string>());
+      command += " -Wl,--wrap=" + symbol + " " + shell_quote(archive.get<std::string>());
       inputs.emplace_back(archive.get<std::string>());
     }
   command += join_quoted(backend_cfg["student_link"]);
@@ -394,14 +375,14 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
   }
 
   const fs::path runner = work_dir / "runner";
-  command = cfg["cxx"].get<std::string>() + " -o " + quote(runner.string()) + " -Wl,--start-group";
+  command = cfg["cxx"].get<std::string>() + " -o " + shell_quote(runner.string()) + " -Wl,--start-group";
   inputs = {toolchain_file, library};
   for (const auto& lib : cfg["labs"][manifest.name + "/" + backend]) {
-    command += " " + quote(lib.get<std::string>());
+    command += " " + shell_quote(lib.get<std::string>());
     inputs.emplace_back(lib.get<std::string>());
   }
   // The library by its absolute path (no soname): no search path can put another in its place.
-  command += " -Wl,--end-group " + quote(library.string()) + join_quoted(backend_cfg["link"]);
+  command += " -Wl,--end-group " + shell_quote(library.string()) + join_quoted(backend_cfg["link"]);
   if (!up_to_date(runner, inputs, command)) {
     fs::remove(runner);
     if (auto failed = link_failure(execute(command), fmt::format("the {} files of {} do not link with the harness", backend, manifest.id),
@@ -441,7 +422,7 @@ BuildResult compile_and_link(const Toolchain& toolchain, const Manifest& manifes
     const fs::path depfile = work_dir / (source.filename().string() + ".d");
     // -MD: the headers the compiler actually included, as a by-product of the one compilation.
     const std::string command = fmt::format("{}{} -MD -MF {} -c {} -o {}", compiler, join_quoted(cfg["backends"][backend]["include"]),
-                                            quote(depfile.string()), quote(source.string()), quote(object.string()));
+                                            shell_quote(depfile.string()), shell_quote(source.string()), shell_quote(object.string()));
     std::vector<fs::path> inputs = harness_headers;
     inputs.push_back(source);
     inputs.push_back(toolchain_file);

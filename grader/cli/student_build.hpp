@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "gpulab/manifest.hpp"
 
 namespace gpulab::cli {
@@ -40,11 +41,8 @@ struct BuildResult {
   std::vector<SourceWarning> warnings;  // found before compiling; set whether or not the build succeeds
 };
 
-// Runs a shell command line and returns its exit status (0: success) and what it printed.
-struct CommandOutput {
-  int status = -1;
-  std::string output;
-};
+// Runs a shell command line and returns its exit status (0: success) and what it printed
+// (run_command, files.hpp, unless a test or the batch's sandbox gives another).
 using CommandRunner = std::function<CommandOutput(const std::string& shell_command)>;
 
 // `student_dir` holds the lab's student files; objects go under `work_dir`. Compilers run through

@@ -16,16 +16,13 @@
 #include <fstream>
 #include <set>
 
+#include "gpulab/text.hpp"
+
 namespace gpulab::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -295,14 +292,14 @@ std::string file_name(const std::string& path) {
 }  // namespace
 
 bool is_archive(const fs::path& entry) {
-  const std::string name = lower(entry.filename().string());
+  const std::string name = lower_case(entry.filename().string());
   return ends_with(name, ".zip") || ends_with(name, ".tar.gz") || ends_with(name, ".tgz") || ends_with(name, ".tar");
 }
 
 std::string student_name(const fs::path& entry) {
   std::string name = entry.filename().string();
   for (const char* ext : {".tar.gz", ".tgz", ".zip", ".tar"})
-    if (ends_with(lower(name), ext)) {
+    if (ends_with(lower_case(name), ext)) {
       name.resize(name.size() - std::strlen(ext));
       break;
     }
@@ -332,8 +329,8 @@ std::vector<std::string> near_misses(const std::vector<std::string>& files, cons
     const std::string name = file_name(f);
     std::size_t score;
     if (name == expected) score = 0;  // right name, wrong folder
-    else if (lower(name) == lower(expected)) score = 1;
-    else if (const auto d = edit_distance(lower(name), lower(expected)); d <= 2 && expected.size() > 3) score = 1 + d;
+    else if (lower_case(name) == lower_case(expected)) score = 1;
+    else if (const auto d = edit_distance(lower_case(name), lower_case(expected)); d <= 2 && expected.size() > 3) score = 1 + d;
     else continue;
     scored.push_back({score, f});
   }

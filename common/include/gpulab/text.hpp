@@ -1,0 +1,22 @@
+// Small text helpers used across the grader, each written once.
+#pragma once
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace gpulab {
+
+// `s` with its ASCII letters in lower case.
+inline std::string lower_case(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// `s` as one word for a POSIX shell: in single quotes, each ' written as '\''.
+inline std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace gpulab
