@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "gpulab/text.hpp"
 #include "gpulab/device.hpp"
+#include "gpulab/text.hpp"
 #if GPULAB_WITH_CUDA
 #include "gpulab/backend/cuda.hpp"
 #endif

@@ -5,13 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <regex>
 #include <stdexcept>
 
 #include "files.hpp"
-#include "gpulab/text.hpp"
 #include "gpulab/manifest.hpp"
+#include "gpulab/text.hpp"
 
 namespace fs = std::filesystem;
 

@@ -111,15 +111,16 @@ std::string describe_calibration(const Calibration& cal) {
   return out;
 }
 
-// "measured now", "cached, measured 25 s ago", "cached, measured 3 min ago", "measured once for the batch 2 h ago": how fresh the
-// calibration is and whether this run measured it, so a reader knows what the ratios divide by.
+// "measured now", "cached, measured 25 s ago", "cached, measured 3 min ago", "measured once for the
+// batch 2 h ago": how fresh the calibration is and whether this run measured it, so a reader knows
+// what the ratios divide by.
 std::string describe_measured(const Calibration& cal, double now) {
   if (!cal.measured_at) return {};
   const double age = std::max(0.0, now - *cal.measured_at);
-  const std::string when = cal.origin.empty() && age < 60 ? "now"
-                           : age < 60                      ? fmt::format("{:.0f} s ago", std::floor(age))
-                           : age < 3600 ? fmt::format("{:.0f} min ago", std::floor(age / 60))
-                                        : fmt::format("{:.1f} h ago", age / 3600);
+  const std::string when = age >= 3600        ? fmt::format("{:.1f} h ago", age / 3600)
+                           : age >= 60        ? fmt::format("{:.0f} min ago", std::floor(age / 60))
+                           : cal.origin.empty() ? "now"
+                                                : fmt::format("{:.0f} s ago", std::floor(age));
   const std::string by = cal.origin == "cache"   ? "cached, measured "
                          : cal.origin == "batch" ? "measured once for the batch "
                                                  : "measured ";

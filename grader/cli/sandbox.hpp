@@ -9,9 +9,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpulab/exit_status.hpp"
-#include <vector>
 
 namespace gpulab::cli {
 

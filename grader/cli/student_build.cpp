@@ -3,17 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include "gpulab/text.hpp"
 #include "allowlist.hpp"
 #include "barrier_check.hpp"
 #include "files.hpp"
+#include "gpulab/text.hpp"
 
 namespace gpulab::cli {
 
@@ -41,7 +39,6 @@ std::string join_quoted(const nlohmann::json& list) {
   for (const auto& item : list) out += " " + shell_quote(item.get<std::string>());
   return out;
 }
-
 
 fs::file_time_type mtime_or_min(const fs::path& p) {
   std::error_code ec;

@@ -14,8 +14,8 @@
 #include <iostream>
 #include <optional>
 
-#include "gpulab/exit_status.hpp"
 #include "gpulab/device.hpp"
+#include "gpulab/exit_status.hpp"
 #include "gpulab/results.hpp"
 #include "lab_driver.hpp"
 

@@ -31,7 +31,7 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 DeviceInfo pocl() {
-  return {"opencl", 0, "pthread-cpu", "Portable Computing Language", "OpenCL 3.0 PoCL 6.0", DeviceClass::cpu};
+  return {"opencl", 0, "pthread-cpu", "Portable Computing Language", "OpenCL 3.0 PoCL 6.0", DeviceClass::cpu, ""};
 }
 
 Manifest transpose() { return load_manifest(fs::path(GPULAB_REPO) / "labs" / "02-transpose" / "lab.toml"); }

@@ -165,11 +165,12 @@ class BitonicDriver final : public LabDriver {
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
     // Input sets in distinct buffers with different keys: contents 0 are compared with std::sort's
-    // result (up to kReferenceSortUpTo keys), every later launch with a linear check (in order, and the same keys). The runner
-    // moves contents between sets during timing (load), and each load XORs the keys with a new
-    // random mask: a new multiset every time, so no cache of sorted results (not even one keyed by
-    // an order-free hash of the keys) can hit. The contents stay on the device untouched; before
-    // every launch of the in-place sort the device writes them, transformed, into the set's buffer.
+    // result (up to kReferenceSortUpTo keys), every later launch with a linear check (in order, and
+    // the same keys). The runner moves contents between sets during timing (load), and each load
+    // XORs the keys with a new random mask: a new multiset every time, so no cache of sorted results
+    // (not even one keyed by an order-free hash of the keys) can hit. The contents stay on the device
+    // untouched; before every launch of the in-place sort the device writes them, transformed, into
+    // the set's buffer.
     const std::shared_ptr<const CaseKeys> keys = keys_for(ctx, task, c);
     struct Set {
       std::unique_ptr<Buffer> keys;

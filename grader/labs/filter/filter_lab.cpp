@@ -145,18 +145,21 @@ std::vector<std::string> write_pictures(const fs::path& folder, const std::strin
 // Input set `set` of a case: set 0 as generated, then mirrored left-right, top-bottom, both. Every
 // filter here is symmetric and clamps at the edges, so the reference of a mirrored image is the
 // mirrored reference: different contents in every set, at no extra reference cost.
+// Row y of input set `set`'s mirror of `image`, into `row` (width pixels).
+void mirrored_row(const Image& image, int set, int y, Rgba* row) {
+  const auto w = static_cast<std::size_t>(image.width);
+  const int from_y = set % 4 >= 2 ? image.height - 1 - y : y;
+  const Rgba* from = &image.pixels[static_cast<std::size_t>(from_y) * w];
+  if (set % 2) std::reverse_copy(from, from + w, row);
+  else std::copy_n(from, w, row);
+}
+
 Image mirrored(const Image& image, int set) {
   if (set % 4 == 0) return image;
   Image out(image.width, image.height);
   const auto w = static_cast<std::size_t>(image.width);
   auto mirror_rows = [&](std::size_t first, std::size_t last) {
-    for (std::size_t y = first; y < last; ++y) {
-      const std::size_t sy = set % 4 >= 2 ? static_cast<std::size_t>(image.height) - 1 - y : y;
-      const Rgba* from = &image.pixels[sy * w];
-      Rgba* to = &out.pixels[y * w];
-      if (set % 2) std::reverse_copy(from, from + w, to);
-      else std::copy(from, from + w, to);
-    }
+    for (std::size_t y = first; y < last; ++y) mirrored_row(image, set, static_cast<int>(y), &out.pixels[y * w]);
   };
   if (image.pixels.size() < (std::size_t{1} << 20)) mirror_rows(0, static_cast<std::size_t>(image.height));
   else parallel_ranges(static_cast<std::size_t>(image.height), mirror_rows);  // the 16-Mpixel timing images
@@ -181,13 +184,8 @@ struct MirroredReference {
 
 // Row y of `reference` with its channels permuted by `channels`, into `row` (width pixels).
 void reference_row(const MirroredReference& reference, const WordTransform& channels, int y, Rgba* row) {
-  const Image& image = *reference.image;
-  const auto w = static_cast<std::size_t>(image.width);
-  const int from_y = reference.mirror % 4 >= 2 ? image.height - 1 - y : y;
-  const Rgba* from = &image.pixels[static_cast<std::size_t>(from_y) * w];
-  if (reference.mirror % 2) std::reverse_copy(from, from + w, row);
-  else std::copy_n(from, w, row);
-  channels.apply(row, w * sizeof(Rgba));
+  mirrored_row(*reference.image, reference.mirror, y, row);
+  channels.apply(row, static_cast<std::size_t>(reference.image->width) * sizeof(Rgba));
 }
 
 // A large image's output compared on the known `rows` of `reference` (its channels permuted by
@@ -282,7 +280,9 @@ class FilterDriver final : public LabDriver {
     }
     const auto launch = labs::bind_filter(ctx.device, task.function);
     const int radius = static_cast<int>(c.params.value("radius", 0));
-    Image got(input.width, input.height);
+    const std::vector<int>& known_rows = images->rows;
+    // The output of a whole-image check (a large image's check reads only its known rows).
+    Image got = known_rows.empty() ? Image(input.width, input.height) : Image{};
     int last_checked = 0;  // the set whose output `got` holds, for the pictures
     Rng permutations(derive_seed(ctx.run_seed, ctx.manifest.id, "channels " + task.name, c.name));
     Rng row_picks(derive_seed(ctx.run_seed, ctx.manifest.id, "checked rows " + task.name, c.name));
@@ -305,7 +305,6 @@ class FilterDriver final : public LabDriver {
       sets[i].out->fill(kPoisonByte);
     };
     l.launch = [&](int i) { launch(*sets[i].in, *sets[i].temp, *sets[i].out, input.width, input.height, radius); };
-    const std::vector<int>& known_rows = images->rows;
     l.check = [&](int i) {
       last_checked = i;
       if (!known_rows.empty())
