@@ -27,6 +27,22 @@ void for_row_blocks(std::size_t rows, std::size_t block, Body body) {
   parallel_for((rows + block - 1) / block, [&](std::size_t b) { body(b * block, std::min(rows, (b + 1) * block)); });
 }
 
+// One row of A (`a_row`, k values) times B (k rows of `width` floats): each element's sum in double
+// into `exact` and its error bound into `bound` (both zero on entry). matmul_check and
+// matmul_check_at both sum this way, so an element gets the same expected value and bound from either.
+void row_with_bound(const float* a_row, const float* b, std::size_t k, std::size_t width, double gamma, double* exact,
+                    double* bound) {
+  for (std::size_t p = 0; p < k; ++p) {
+    const double x = a_row[p], ax = std::fabs(x);
+    const float* row = &b[p * width];
+    for (std::size_t j = 0; j < width; ++j) {
+      exact[j] += x * row[j];
+      bound[j] += ax * std::fabs(row[j]);
+    }
+  }
+  for (std::size_t j = 0; j < width; ++j) bound[j] = gamma * bound[j] + k * static_cast<double>(FLT_MIN);
+}
+
 }  // namespace
 
 std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view inputs) {
@@ -60,19 +76,8 @@ MatmulCheck matmul_check(std::span<const float> a, std::span<const float> b, std
   const double gamma = matmul_error_factor(k);
   // Blocks of 16 rows share each streamed row of B; per row, accumulators of n doubles stay in cache.
   for_row_blocks(m, 16, [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t i = r0; i < r1; ++i) {
-      double* exact = &out.expected[i * n];
-      double* magnitude = &out.bound[i * n];
-      for (std::size_t p = 0; p < k; ++p) {
-        const double x = a[i * k + p], ax = std::fabs(x);
-        const float* row = &b[p * n];
-        for (std::size_t j = 0; j < n; ++j) {
-          exact[j] += x * row[j];
-          magnitude[j] += ax * std::fabs(row[j]);
-        }
-      }
-      for (std::size_t j = 0; j < n; ++j) magnitude[j] = gamma * magnitude[j] + k * static_cast<double>(FLT_MIN);
-    }
+    for (std::size_t i = r0; i < r1; ++i)
+      row_with_bound(&a[i * k], b.data(), k, n, gamma, &out.expected[i * n], &out.bound[i * n]);
   });
   return out;
 }
@@ -303,17 +308,7 @@ MatmulCheck matmul_check_at(std::span<const float> a, std::span<const float> b, 
   const double gamma = matmul_error_factor(k);
   // The same sums, in the same order, as matmul_check's.
   parallel_for(rows.size(), [&](std::size_t r) {
-    double* exact = &out.expected[r * q];
-    double* magnitude = &out.bound[r * q];
-    for (std::size_t p = 0; p < k; ++p) {
-      const double x = a[rows[r] * k + p], ax = std::fabs(x);
-      const float* row = &chosen[p * q];
-      for (std::size_t t = 0; t < q; ++t) {
-        exact[t] += x * row[t];
-        magnitude[t] += ax * std::fabs(row[t]);
-      }
-    }
-    for (std::size_t t = 0; t < q; ++t) magnitude[t] = gamma * magnitude[t] + k * static_cast<double>(FLT_MIN);
+    row_with_bound(&a[rows[r] * k], chosen, k, q, gamma, &out.expected[r * q], &out.bound[r * q]);
   });
   return out;
 }
