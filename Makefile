@@ -10,6 +10,7 @@
 #   make check RECALIBRATE=1        measure the calibrations afresh (they are cached for 10 minutes)
 #   make devices                    list CUDA and OpenCL devices
 #   make test                       the project's own test suite (CTest)
+#   make format                     apply the house style (.clang-format) to every C++, CUDA and OpenCL source
 #   make docs                       the lecture companion (docs/) as a site in build/site
 #   make bench-docs                 measure the solutions on this device into docs/measured/
 #   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB=..] [BACKEND=..]
@@ -30,7 +31,7 @@ check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--t
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate)
 
 .PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured grade student-release \
-  audit bench-grader
+  audit bench-grader format
 all: check
 
 # The package groups of scripts/install-deps.sh each target needs: the union over the goals given
@@ -45,6 +46,7 @@ DEPS_audit := check
 DEPS_grade := check grade
 DEPS_bench-grader := check grade
 DEPS_test := test
+DEPS_format := test
 DEPS_docs := docs
 DEPS_docs-figures := plots
 DEPS_docs-measured := plots
@@ -87,6 +89,9 @@ audit: harness
 # How fast the grader answers on this machine's best device (scripts/bench-grader.sh).
 bench-grader: harness
 	@BUILD="$(BUILD)" $(if $(BACKEND),BENCH_BACKEND=$(BACKEND)) $(if $(DEVICE),BENCH_DEVICE="$(DEVICE)") scripts/bench-grader.sh
+
+format: deps
+	@scripts/format.sh
 
 test: deps
 	@scripts/build-harness.sh "$(BUILD)" $(JOBS) --all

@@ -6,7 +6,8 @@
 #   scripts/install-deps.sh grade       make grade, make bench-grader (add `check`: the harness)
 #   scripts/install-deps.sh docs        make docs
 #   scripts/install-deps.sh plots       make docs-figures, make docs-measured, make bench-docs
-#   scripts/install-deps.sh test        make test: everything its tests use (all of the above and chromium)
+#   scripts/install-deps.sh test        make test, make format: everything its tests use (all of the above,
+#                                       chromium, clang-format)
 set -euo pipefail
 
 # Building the harness (CMakeLists.txt: find_package ... REQUIRED) and running the labs on OpenCL.
@@ -26,9 +27,10 @@ group_grade=(bubblewrap python3-matplotlib)
 group_docs=(mkdocs mkdocs-material python3-pymdownx)
 # The figures and measured plots of docs/ (scripts/docs/figures.py, render_measured.py).
 group_plots=(python3-matplotlib)
-# make test: everything above, and the summary page test's headless browser and image reader
-# (tests/grade/summary_page_test.py).
-group_test=("${group_check[@]}" "${group_grade[@]}" "${group_docs[@]}" "${group_plots[@]}" chromium python3-pil)
+# make test: everything above, the summary page test's headless browser and image reader
+# (tests/grade/summary_page_test.py), and clang-format for the house-style check (make format too).
+group_test=("${group_check[@]}" "${group_grade[@]}" "${group_docs[@]}" "${group_plots[@]}" chromium python3-pil
+            clang-format)
 
 [ $# -gt 0 ] || set -- check
 packages=()
