@@ -3,8 +3,10 @@
 #include <sys/wait.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <regex>
 #include <stdexcept>
 
@@ -26,33 +28,62 @@ bool left_out(const fs::path& relative) {
   return *part == "tests" && ++part != relative.end() && *part == "fixtures";
 }
 
-// The tracked files of a git checkout (paths relative to it), as they are in the working tree.
-std::vector<fs::path> git_files(const fs::path& repo) {
-  const auto [status, output] = run_command("git -C " + shell_quote(repo.string()) + " ls-files -z");
-  if (status == -1) throw std::runtime_error("cannot start git to list the repository's files");
+// Runs a git command in `repo` and returns what it printed; throws, naming the command and the
+// fix, when git cannot start or fails.
+std::string git_output(const fs::path& repo, const std::string& arguments) {
+  const auto [status, output] = run_command("git -C " + shell_quote(repo.string()) + " " + arguments + " 2>&1");
+  if (status == -1) throw std::runtime_error("cannot start git to read the repository: install git");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error(fmt::format("`git ls-files` failed in {} ({}): the release is made of the tracked files, "
-                                         "so git must work there (install git, or fix the checkout)",
-                                         repo.string(), output.substr(0, 300)));
-  std::vector<fs::path> files;
-  std::size_t begin = 0;
-  for (std::size_t end; (end = output.find('\0', begin)) != std::string::npos; begin = end + 1)
-    files.emplace_back(output.substr(begin, end - begin));
-  return files;
+    throw std::runtime_error(fmt::format("`git {}` failed in {} ({}): the release is made of the last commit, so "
+                                         "git must work there (commit the course first, or fix the checkout)",
+                                         arguments, repo.string(), output.substr(0, 300)));
+  return output;
 }
 
-// The files of a folder that is not a git checkout: everything but build/ and dot folders.
-std::vector<fs::path> walked_files(const fs::path& repo) {
+// A folder of its own under the system's temporary folder, removed with everything in it.
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string name = (fs::temp_directory_path() / "gpulab-release-XXXXXX").string();
+    if (!mkdtemp(name.data())) throw std::runtime_error("cannot create a temporary folder for the release");
+    path_ = name;
+  }
+  ~ScratchFolder() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The last commit of a git checkout, unpacked into `into`; the tracked files whose working-tree
+// version differs from it go into the summary, which says they were not released.
+void unpack_last_commit(const fs::path& repo, const fs::path& into, ReleaseSummary& summary) {
+  summary.commit = git_output(repo, "rev-parse --short HEAD");
+  summary.commit.erase(summary.commit.find_last_not_of(" \n") + 1);
+  git_output(repo, "archive --format=tar HEAD | tar -x -C " + shell_quote(into.string()));
+  const std::string changed = git_output(repo, "status --porcelain --untracked-files=no");
+  std::size_t begin = 0;
+  for (std::size_t end; (end = changed.find('\n', begin)) != std::string::npos; begin = end + 1)
+    if (end - begin > 3) summary.uncommitted.push_back(changed.substr(begin + 3, end - begin - 3));
+}
+
+// The files under `root` (paths relative to it). A plain folder skips build/ and dot folders; a
+// commit's files are taken as they are.
+std::vector<fs::path> files_under(const fs::path& root, bool skip_build_and_dot_folders) {
   std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(repo); it != fs::recursive_directory_iterator(); ++it) {
-    const fs::path relative = fs::relative(it->path(), repo);
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
     const std::string name = it->path().filename().string();
-    if (it->is_directory() && !it->is_symlink() &&
+    if (skip_build_and_dot_folders && it->is_directory() && !it->is_symlink() &&
         (name.starts_with('.') || (it.depth() == 0 && name == "build"))) {
       it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file() || it->is_symlink()) files.push_back(relative);
+    if (it->is_regular_file() || it->is_symlink()) files.push_back(fs::relative(it->path(), root));
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -102,6 +133,41 @@ bool is_blank(const std::string& line) { return line.find_first_not_of(" \t\r\n"
 bool is_comment(const std::string& line) {
   const auto first = line.find_first_not_of(" \t");
   return first != std::string::npos && line[first] == '#';
+}
+
+// Copies `files` (relative to `root`) into `out`: all but solutions/ and tests/fixtures/, each lab.toml
+// without its hidden cases. On an error nothing of the release is left in `out`.
+void write_release_files(const fs::path& root, const std::vector<fs::path>& files, const fs::path& out,
+                         ReleaseSummary& summary) {
+  fs::create_directories(out);
+  try {
+    for (const auto& relative : files) {
+      if (left_out(relative)) {
+        ++summary.files_left_out;
+        continue;
+      }
+      const fs::path source = root / relative;
+      const fs::path target = out / relative;
+      const auto status = fs::symlink_status(source);
+      fs::create_directories(target.parent_path());
+      if (fs::is_symlink(status)) {
+        fs::copy_symlink(source, target);
+      } else if (relative.filename() == "lab.toml") {
+        const int removed = release_manifest(source, target, relative);
+        summary.hidden_cases_removed += removed;
+        if (removed > 0)
+          summary.manifests_changed.push_back(fmt::format("{}: {} hidden case{} removed", relative.string(), removed,
+                                                          removed == 1 ? "" : "s"));
+      } else {
+        fs::copy_file(source, target);  // with its permissions: scripts stay executable
+      }
+      ++summary.files_written;
+    }
+  } catch (...) {
+    // The folder was empty or absent: nothing but this release's partial output is in it.
+    for (const auto& entry : fs::directory_iterator(out)) fs::remove_all(entry.path());
+    throw;
+  }
 }
 
 }  // namespace
@@ -170,44 +236,26 @@ ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& ou
   ReleaseSummary summary;
   summary.out = out;
   summary.from_git = fs::exists(repo / ".git");
-  const std::vector<fs::path> files = summary.from_git ? git_files(repo) : walked_files(repo);
-
-  fs::create_directories(out);
-  try {
-    for (const auto& relative : files) {
-      if (left_out(relative)) {
-        ++summary.files_left_out;
-        continue;
-      }
-      const fs::path source = repo / relative;
-      const fs::path target = out / relative;
-      const auto status = fs::symlink_status(source);
-      if (!fs::is_regular_file(status) && !fs::is_symlink(status)) continue;  // deleted, or a submodule
-      fs::create_directories(target.parent_path());
-      if (fs::is_symlink(status)) {
-        fs::copy_symlink(source, target);
-      } else if (relative.filename() == "lab.toml") {
-        const int removed = release_manifest(source, target, relative);
-        summary.hidden_cases_removed += removed;
-        if (removed > 0)
-          summary.manifests_changed.push_back(fmt::format("{}: {} hidden case{} removed", relative.string(), removed,
-                                                          removed == 1 ? "" : "s"));
-      } else {
-        fs::copy_file(source, target);  // with its permissions: scripts stay executable
-      }
-      ++summary.files_written;
-    }
-  } catch (...) {
-    // The folder was empty or absent: nothing but this release's partial output is in it.
-    for (const auto& entry : fs::directory_iterator(out)) fs::remove_all(entry.path());
-    throw;
-  }
+  const ScratchFolder last_commit;
+  if (summary.from_git) unpack_last_commit(repo, last_commit.path(), summary);
+  const fs::path source_root = summary.from_git ? last_commit.path() : repo;
+  write_release_files(source_root, files_under(source_root, !summary.from_git), out, summary);
   return summary;
 }
 
 std::string describe(const ReleaseSummary& s) {
-  std::string text = fmt::format("student release: {} files written to {} (the {})\n", s.files_written, s.out.string(),
-                                 s.from_git ? "git-tracked files" : "files of the folder, without build/ and dot folders");
+  std::string text =
+      s.from_git ? fmt::format("student release: {} files written to {} (the files of the last commit, {})\n",
+                               s.files_written, s.out.string(), s.commit)
+                 : fmt::format("student release: {} files written to {} (the files of the folder, without build/ and "
+                               "dot folders)\n",
+                               s.files_written, s.out.string());
+  if (!s.uncommitted.empty())
+    text += fmt::format("not released: the uncommitted changes to {} file{} ({}{}); commit them and release again if "
+                        "students should have them\n",
+                        s.uncommitted.size(), s.uncommitted.size() == 1 ? "" : "s",
+                        fmt::join(s.uncommitted.begin(), s.uncommitted.begin() + std::min<std::size_t>(5, s.uncommitted.size()), ", "),
+                        s.uncommitted.size() > 5 ? ", ..." : "");
   text += fmt::format("left out: solutions/ and tests/fixtures/ ({} files), and {} hidden case{}\n", s.files_left_out,
                       s.hidden_cases_removed, s.hidden_cases_removed == 1 ? "" : "s");
   for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);

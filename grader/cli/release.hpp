@@ -10,7 +10,11 @@ namespace gpulab::cli {
 
 struct ReleaseSummary {
   std::filesystem::path out;
-  bool from_git = false;                 // the file list is `git ls-files`, else a walk of the folder
+  // A git checkout is released as its last commit (`git archive HEAD`), never its working tree: an
+  // instructor who solved a lab in the checkout must not ship the answers.
+  bool from_git = false;
+  std::string commit;                    // the released commit, abbreviated (git only)
+  std::vector<std::string> uncommitted;  // tracked files whose changes the release leaves out (git only)
   int files_written = 0;
   int files_left_out = 0;                // under solutions/ and tests/fixtures/
   int hidden_cases_removed = 0;
@@ -18,7 +22,8 @@ struct ReleaseSummary {
 };
 
 // Writes the student release of `repo` into `out`, which must be empty or absent (so nothing of an
-// earlier release or anything else can end up in it). Every released lab.toml is parsed again to
+// earlier release or anything else can end up in it): the files of its last commit when it is a git
+// checkout, else those of the folder. Every released lab.toml is parsed again to
 // prove it is valid and has exactly the instructor's visible cases. Throws std::runtime_error
 // naming the problem and the fix.
 ReleaseSummary write_student_release(const std::filesystem::path& repo, const std::filesystem::path& out);
