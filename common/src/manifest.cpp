@@ -371,16 +371,31 @@ class Reader {
   }
 
   Manifest read() const {
-    toml::table root;
+    const toml::table root = parse();
+    Manifest m;
+    m.path = path_;
+    m.id = path_.parent_path().filename().string();
+    read_settings(root, m);
+    read_files(root, m);
+    read_tasks(root, m);
+    read_cases(root, m);
+    read_random_blocks(root, m);
+    check_timing_cases(root, m);
+    return m;
+  }
+
+ private:
+  toml::table parse() const {
     try {
-      root = toml::parse_file(path_.string());
+      return toml::parse_file(path_.string());
     } catch (const toml::parse_error& e) {
       throw ManifestError(fmt::format("{}:{}:{}: TOML syntax error: {}", path_.string(), e.source().begin.line,
                                       e.source().begin.column, e.description()));
     }
-    Manifest m;
-    m.path = path_;
-    m.id = path_.parent_path().filename().string();
+  }
+
+  // The top-level keys: names, timing and sanitizer settings, forbidden APIs.
+  void read_settings(const toml::table& root, Manifest& m) const {
     m.name = required<std::string>(root, "name", "the lab's short name, e.g. \"transpose\"");
     m.title = required<std::string>(root, "title", "a one-line title");
     m.timeout_s = optional<double>(root, "timeout_s", 60.0, "a number of seconds");
@@ -396,6 +411,10 @@ class Reader {
     if (const toml::node* allow = root.get("allow")) m.allow = strings(*allow, "allow");
     if (const toml::node* headers = root.get("forbidden_headers"))
       m.forbidden_headers = strings(*headers, "forbidden_headers");
+  }
+
+  // [files]: the student files of each backend.
+  void read_files(const toml::table& root, Manifest& m) const {
     const toml::table* files = root["files"].as_table();
     if (!files) fail(&root, "missing [files]: the student files of each backend, e.g. cuda = [\"transpose.cu\"]");
     for (const auto& [backend, list] : *files) {
@@ -403,7 +422,9 @@ class Reader {
       if (b != "cuda" && b != "opencl") fail(&list, fmt::format("unknown backend '{}' in [files]: use cuda or opencl", b));
       m.files[b] = strings(list, b);
     }
+  }
 
+  void read_tasks(const toml::table& root, Manifest& m) const {
     const toml::array* tasks = root["tasks"].as_array();
     if (!tasks || tasks->empty()) fail(&root, "no [[tasks]]: a lab needs at least one task");
     for (const auto& node : *tasks) {
@@ -419,43 +440,57 @@ class Reader {
       if (m.find_task(task.name)) fail(t, fmt::format("task '{}' is defined twice", task.name));
       m.tasks.push_back(std::move(task));
     }
+  }
 
+  void read_cases(const toml::table& root, Manifest& m) const {
     const toml::array* cases = root["cases"].as_array();
     if (!cases || cases->empty()) fail(&root, "no [[cases]]: a lab needs at least one case");
     for (const auto& node : *cases) {
-      const toml::table* t = node.as_table();
-      if (!t) fail(&node, "each [[cases]] entry must be a table");
-      Case c;
-      c.name = required<std::string>(*t, "name", "a short case name, e.g. \"37x53\"");
-      c.timing = optional<bool>(*t, "timing", false, "true or false");
-      c.hidden = optional<bool>(*t, "hidden", false, "true or false");
-      // Students are timed on the case they see, and their release keeps every timing case.
-      if (c.hidden && c.timing)
-        fail(t->get("hidden"), fmt::format("case '{}' is both hidden and a timing case: a timing case must be visible "
-                                           "to students; remove 'hidden' or 'timing'", c.name));
-      c.params = nlohmann::json::object();
-      for (const auto& [key, value] : *t) {
-        const std::string k(key.str());
-        if (k == "devices") {
-          const toml::array* list = value.as_array();
-          if (!list) fail(&value, "'devices' must be an array, e.g. [\"gpu\"]");
-          for (const auto& d : *list) c.devices.push_back(device_class(d));
-        } else if (k == "tasks") {
-          c.tasks = strings(value, "tasks");
-        } else if (k != "name" && k != "timing" && k != "hidden") {
-          c.params[k] = to_json(value);
-        }
-      }
+      Case c = one_case(node);
       for (const auto& t : c.tasks)
         if (!m.find_task(t)) fail(&node, fmt::format("case '{}' names task '{}', which the lab does not have", c.name, t));
       m.cases.push_back(std::move(c));
     }
-    if (const toml::node* random = root.get("random")) {
-      const toml::array* blocks = random->as_array();
-      if (!blocks) fail(random, "'random' must be written as [[random]] blocks");
-      for (const auto& block : *blocks) m.random.push_back(random_cases(block, m));
+  }
+
+  // One [[cases]] entry: its name and flags; every other key is a parameter of the lab.
+  Case one_case(const toml::node& node) const {
+    const toml::table* t = node.as_table();
+    if (!t) fail(&node, "each [[cases]] entry must be a table");
+    Case c;
+    c.name = required<std::string>(*t, "name", "a short case name, e.g. \"37x53\"");
+    c.timing = optional<bool>(*t, "timing", false, "true or false");
+    c.hidden = optional<bool>(*t, "hidden", false, "true or false");
+    // Students are timed on the case they see, and their release keeps every timing case.
+    if (c.hidden && c.timing)
+      fail(t->get("hidden"), fmt::format("case '{}' is both hidden and a timing case: a timing case must be visible "
+                                         "to students; remove 'hidden' or 'timing'", c.name));
+    c.params = nlohmann::json::object();
+    for (const auto& [key, value] : *t) {
+      const std::string k(key.str());
+      if (k == "devices") {
+        const toml::array* list = value.as_array();
+        if (!list) fail(&value, "'devices' must be an array, e.g. [\"gpu\"]");
+        for (const auto& d : *list) c.devices.push_back(device_class(d));
+      } else if (k == "tasks") {
+        c.tasks = strings(value, "tasks");
+      } else if (k != "name" && k != "timing" && k != "hidden") {
+        c.params[k] = to_json(value);
+      }
     }
-    // A task's speed is its one timing case's (tasks may have different ones, limited by `tasks`).
+    return c;
+  }
+
+  void read_random_blocks(const toml::table& root, Manifest& m) const {
+    const toml::node* random = root.get("random");
+    if (!random) return;
+    const toml::array* blocks = random->as_array();
+    if (!blocks) fail(random, "'random' must be written as [[random]] blocks");
+    for (const auto& block : *blocks) m.random.push_back(random_cases(block, m));
+  }
+
+  // A task's speed is its one timing case's (tasks may have different ones, limited by `tasks`).
+  void check_timing_cases(const toml::table& root, const Manifest& m) const {
     for (DeviceClass dc : {DeviceClass::gpu, DeviceClass::cpu})
       for (const auto& task : m.tasks) {
         const auto selected = m.cases_for(dc, task.name);
@@ -464,10 +499,8 @@ class Reader {
           fail(&root, fmt::format("more than one timing case for task '{}' on {} devices: mark one per task and device "
                                   "class", task.name, to_string(dc)));
       }
-    return m;
   }
 
- private:
   std::filesystem::path path_;
 };
 

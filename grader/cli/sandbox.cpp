@@ -191,16 +191,40 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
   if (spec.user) kill_processes_of_user(*spec.user, child);  // the caller reaps `child` itself
 }
 
-[[noreturn]] void exec_child(const std::vector<std::string>& argv, int input_fd, int output_fd, int progress_fd,
-                             const Limits& limits, const SandboxSpec& spec, int nproc_limit, pid_t grader) {
-  ::setsid();  // its own session and process group: killed as one, no controlling terminal
-  const int stdin_fd = input_fd >= 0 ? input_fd : ::open("/dev/null", O_RDONLY);
+// The descriptors a child gets: its standard input (a pipe; -1: /dev/null), the output file, and
+// the progress file (-1: none). The grader closes its copies once the child has started.
+struct ChildFiles {
+  int input = -1, output = -1, progress = -1;
+  ChildFiles() = default;
+  ChildFiles(const ChildFiles&) = delete;
+  ChildFiles& operator=(const ChildFiles&) = delete;
+  ~ChildFiles() {
+    for (int fd : {input, output, progress})
+      if (fd >= 0) ::close(fd);
+  }
+};
+
+// What the forked child needs to become the command.
+struct ChildSetup {
+  const std::vector<std::string>& argv;
+  const ChildFiles& files;
+  const Limits& limits;
+  const SandboxSpec& spec;
+  int nproc_limit = 0;  // RLIMIT_NPROC; 0: none
+  pid_t grader = 0;     // the parent, which the child must not outlive
+};
+
+void redirect_descriptors(const ChildFiles& files) {
+  const int stdin_fd = files.input >= 0 ? files.input : ::open("/dev/null", O_RDONLY);
   if (stdin_fd >= 0) ::dup2(stdin_fd, STDIN_FILENO);
-  ::dup2(output_fd, STDOUT_FILENO);
-  ::dup2(output_fd, STDERR_FILENO);
-  if (progress_fd >= 0) ::dup2(progress_fd, 3);
+  ::dup2(files.output, STDOUT_FILENO);
+  ::dup2(files.output, STDERR_FILENO);
+  if (files.progress >= 0) ::dup2(files.progress, 3);
   // Nothing else of the grader's (other students' files being written, sockets) leaks into it.
-  ::close_range(progress_fd >= 0 ? 4 : 3, ~0U, 0);
+  ::close_range(files.progress >= 0 ? 4 : 3, ~0U, 0);
+}
+
+void set_resource_limits(const Limits& limits, int nproc_limit) {
   auto limit = [](int resource, rlim_t value) {
     const rlimit r{value, value};
     ::setrlimit(resource, &r);
@@ -212,7 +236,10 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
   }
   limit(RLIMIT_CORE, 0);
   if (nproc_limit > 0) limit(RLIMIT_NPROC, static_cast<rlim_t>(nproc_limit));
+}
 
+// Leaves the network (without bubblewrap) and takes the job slot's user; exits the child when it cannot.
+void enter_isolation(const SandboxSpec& spec, pid_t grader) {
   const Isolation* iso = spec.isolation;
   if (iso && iso->network_off && !iso->bubblewrap && ::unshare(CLONE_NEWNET) != 0) {
     std::fprintf(stderr, "gpulab sandbox: cannot leave the network (%s)\n", std::strerror(errno));
@@ -228,7 +255,10 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != grader) ::_exit(exit_code(ExitStatus::cannot_start));
   if (!spec.scratch.empty() && ::chdir(spec.scratch.c_str()) != 0) ::_exit(exit_code(ExitStatus::cannot_start));
+}
 
+[[noreturn]] void exec_command(const std::vector<std::string>& argv, const SandboxSpec& spec) {
+  const Isolation* iso = spec.isolation;
   std::vector<std::string> full = iso && iso->bubblewrap ? bubblewrap_prefix(*iso, spec) : std::vector<std::string>{};
   full.insert(full.end(), argv.begin(), argv.end());
   std::vector<char*> args;
@@ -241,6 +271,15 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
   ::execve(args[0], args.data(), env.data());
   std::fprintf(stderr, "cannot execute %s: %s\n", args[0], std::strerror(errno));
   ::_exit(exit_code(ExitStatus::cannot_execute));
+}
+
+// In the forked child: becomes the command, or exits with a status that says why it could not.
+[[noreturn]] void exec_child(const ChildSetup& setup) {
+  ::setsid();  // its own session and process group: killed as one, no controlling terminal
+  redirect_descriptors(setup.files);
+  set_resource_limits(setup.limits, setup.nproc_limit);
+  enter_isolation(setup.spec, setup.grader);
+  exec_command(setup.argv, setup.spec);
 }
 
 std::string find_program(const std::string& name) {
@@ -353,6 +392,8 @@ void give_to_user(const fs::path& path, unsigned uid) {
     ::lchown(it->path().c_str(), uid, uid);
 }
 
+namespace {
+
 // A pipe holding `input`, to be the child's standard input; -1 for none. Written whole before the
 // child starts (it fits the pipe's buffer), so the grader never blocks on, or is signalled by, a child
 // that does not read it.
@@ -370,93 +411,135 @@ int input_pipe(const std::string& input) {
   return ends[0];
 }
 
-ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& output, const Limits& limits,
-                       const SandboxSpec& spec, const fs::path& progress_file, const std::string& input) {
-  int nproc_limit = 0;
-  if (limits.processes > 0)
-    nproc_limit = spec.user ? limits.processes : static_cast<int>(threads_of(::geteuid())) + limits.processes;
-  if (!spec.scratch.empty()) {
-    fs::create_directories(spec.scratch / "home");
-    fs::create_directories(spec.scratch / "tmp");
-    if (spec.user) give_to_user(spec.scratch, *spec.user);
-  }
+// RLIMIT_NPROC for the command: its own user's limit, or what the grader's user runs already and more.
+int process_limit(const Limits& limits, const SandboxSpec& spec) {
+  if (limits.processes <= 0) return 0;
+  return spec.user ? limits.processes : static_cast<int>(threads_of(::geteuid())) + limits.processes;
+}
 
-  // Opened here, never through a link; a command with its own user may write them, nothing more.
-  const int input_fd = input_pipe(input);
-  const int output_fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (output_fd < 0) {
-    if (input_fd >= 0) ::close(input_fd);
+void prepare_scratch(const SandboxSpec& spec) {
+  if (spec.scratch.empty()) return;
+  fs::create_directories(spec.scratch / "home");
+  fs::create_directories(spec.scratch / "tmp");
+  if (spec.user) give_to_user(spec.scratch, *spec.user);
+}
+
+// Opened here, never through a link; a command with its own user may write them, nothing more.
+void open_child_files(ChildFiles& files, const fs::path& output, const fs::path& progress_file,
+                      const std::string& input, const SandboxSpec& spec) {
+  files.input = input_pipe(input);
+  files.output = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (files.output < 0)
     throw std::runtime_error(fmt::format("cannot write {}: {}", output.string(), std::strerror(errno)));
-  }
-  int progress_fd = -1;
   if (!progress_file.empty() && spec.isolation) {
-    progress_fd = ::open(progress_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (progress_fd < 0) {
-      ::close(output_fd);
-      if (input_fd >= 0) ::close(input_fd);
+    files.progress = ::open(progress_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (files.progress < 0)
       throw std::runtime_error(fmt::format("cannot write {}: {}", progress_file.string(), std::strerror(errno)));
-    }
   }
   if (spec.user) {
-    if (::fchown(output_fd, *spec.user, *spec.user) != 0 ||
-        (progress_fd >= 0 && ::fchown(progress_fd, *spec.user, *spec.user) != 0))
+    if (::fchown(files.output, *spec.user, *spec.user) != 0 ||
+        (files.progress >= 0 && ::fchown(files.progress, *spec.user, *spec.user) != 0))
       std::fprintf(stderr, "gpulab sandbox: cannot give the output files to user %u\n", *spec.user);
   }
+}
 
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
-  const pid_t grader = ::getpid();
+struct StartedChild {
   pid_t pid;
-  {
-    std::lock_guard lock(children_lock);  // registered before any reaper can see it
-    pid = ::fork();
-    if (pid == 0) exec_child(argv, input_fd, output_fd, progress_fd, limits, spec, nproc_limit, grader);
-    if (pid > 0) waited_children.insert(pid);
-  }
-  ::close(output_fd);
-  if (progress_fd >= 0) ::close(progress_fd);
-  if (input_fd >= 0) ::close(input_fd);
-  if (pid < 0) throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
+  std::chrono::steady_clock::time_point start;  // of its wall clock, just before the fork
+};
 
+// Forks the command; the grader's copies of its descriptors are closed once it has them.
+StartedChild start_child(const std::vector<std::string>& argv, const fs::path& output, const Limits& limits,
+                         const SandboxSpec& spec, const fs::path& progress_file, const std::string& input) {
+  const int nproc_limit = process_limit(limits, spec);
+  prepare_scratch(spec);
+  ChildFiles files;
+  open_child_files(files, output, progress_file, input, spec);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t grader = ::getpid();
+  std::lock_guard lock(children_lock);  // registered before any reaper can see it
+  const pid_t pid = ::fork();
+  if (pid == 0) exec_child({argv, files, limits, spec, nproc_limit, grader});
+  if (pid < 0) throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
+  waited_children.insert(pid);
+  return {pid, start};
+}
+
+// Bytes of all regular files under `folder`.
+std::uintmax_t bytes_under(const fs::path& folder) {
+  std::uintmax_t used = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(folder, fs::directory_options::skip_permission_denied, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->is_regular_file(ec)) used += it->file_size(ec);
+  }
+  return used;
+}
+
+// The watch over a running command: every poll checks it against its limits, and records its peaks.
+class ChildWatch {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  ChildWatch(pid_t pid, const Limits& limits, const SandboxSpec& spec, const fs::path& progress_file,
+             clock::time_point start)
+      : pid_(pid), limits_(limits), spec_(spec), progress_file_(progress_file), start_(start),
+        last_progress_(start), last_memory_check_(start - std::chrono::seconds(1)), last_disk_check_(start) {}
+
+  // Sets exit.killed_for when the command broke a limit by `now`.
+  void poll(clock::time_point now, ChildExit& exit) {
+    note_progress(now);
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (limits_.wall_s > 0 && elapsed > limits_.wall_s) exit.killed_for = KillReason::timeout;
+    if (limits_.idle_s > 0 && std::chrono::duration<double>(now - last_progress_).count() > limits_.idle_s)
+      exit.killed_for = KillReason::idle;
+    if (!exit.killed() && now - last_memory_check_ > std::chrono::milliseconds(200)) {
+      last_memory_check_ = now;
+      check_memory(exit);
+    }
+    if (!exit.killed() && limits_.disk_bytes && !spec_.scratch.empty() &&
+        now - last_disk_check_ > std::chrono::milliseconds(500)) {
+      last_disk_check_ = now;
+      if (bytes_under(spec_.scratch) > limits_.disk_bytes) exit.killed_for = KillReason::disk;
+    }
+  }
+
+ private:
+  void note_progress(clock::time_point now) {
+    if (progress_file_.empty()) return;
+    std::error_code ec;
+    const auto size = fs::file_size(progress_file_, ec);
+    if (!ec && size != last_size_) last_size_ = size, last_progress_ = now;
+  }
+
+  // The resident memory of the command's whole process tree.
+  void check_memory(ChildExit& exit) const {
+    static const long page = ::sysconf(_SC_PAGESIZE);
+    const auto table = process_table();
+    const auto tree = descendants(table, pid_);
+    std::uint64_t rss = 0;
+    for (pid_t p : tree)
+      if (auto it = table.find(p); it != table.end()) rss += it->second.rss_pages * static_cast<std::uint64_t>(page);
+    exit.peak_memory_bytes = std::max(exit.peak_memory_bytes, rss);
+    exit.peak_processes = std::max(exit.peak_processes, static_cast<int>(tree.size()));
+    if (limits_.memory_bytes && rss > limits_.memory_bytes) exit.killed_for = KillReason::memory;
+  }
+
+  pid_t pid_;
+  const Limits& limits_;
+  const SandboxSpec& spec_;
+  const fs::path& progress_file_;
+  clock::time_point start_, last_progress_, last_memory_check_, last_disk_check_;
+  std::uintmax_t last_size_ = 0;
+};
+
+// Waits for the command, killing it (and all it started) when it breaks a limit.
+ChildExit wait_within_limits(pid_t pid, ChildWatch& watch, const SandboxSpec& spec) {
   ChildExit exit;
-  auto last_progress = start;
-  std::uintmax_t last_size = 0;
-  auto last_memory_check = start - std::chrono::seconds(1), last_disk_check = start;
-  const long page = ::sysconf(_SC_PAGESIZE);
   for (;;) {
     if (::waitpid(pid, &exit.status, WNOHANG) == pid) break;
-    const auto now = clock::now();
-    if (!progress_file.empty()) {
-      std::error_code ec;
-      const auto size = fs::file_size(progress_file, ec);
-      if (!ec && size != last_size) last_size = size, last_progress = now;
-    }
-    const double elapsed = std::chrono::duration<double>(now - start).count();
-    if (limits.wall_s > 0 && elapsed > limits.wall_s) exit.killed_for = KillReason::timeout;
-    if (limits.idle_s > 0 && std::chrono::duration<double>(now - last_progress).count() > limits.idle_s) exit.killed_for = KillReason::idle;
-    if (!exit.killed() && now - last_memory_check > std::chrono::milliseconds(200)) {
-      last_memory_check = now;
-      const auto table = process_table();
-      const auto tree = descendants(table, pid);
-      std::uint64_t rss = 0;
-      for (pid_t p : tree)
-        if (auto it = table.find(p); it != table.end()) rss += it->second.rss_pages * static_cast<std::uint64_t>(page);
-      exit.peak_memory_bytes = std::max(exit.peak_memory_bytes, rss);
-      exit.peak_processes = std::max(exit.peak_processes, static_cast<int>(tree.size()));
-      if (limits.memory_bytes && rss > limits.memory_bytes) exit.killed_for = KillReason::memory;
-    }
-    if (!exit.killed() && limits.disk_bytes && !spec.scratch.empty() &&
-        now - last_disk_check > std::chrono::milliseconds(500)) {
-      last_disk_check = now;
-      std::uintmax_t used = 0;
-      std::error_code ec;
-      for (auto it = fs::recursive_directory_iterator(spec.scratch, fs::directory_options::skip_permission_denied, ec);
-           it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (ec) break;
-        if (it->is_regular_file(ec)) used += it->file_size(ec);
-      }
-      if (used > limits.disk_bytes) exit.killed_for = KillReason::disk;
-    }
+    watch.poll(ChildWatch::clock::now(), exit);
     if (exit.killed()) {
       kill_everything(pid, spec);
       ::waitpid(pid, &exit.status, 0);
@@ -464,17 +547,32 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  return exit;
+}
+
+// The signal that ended the command; bubblewrap reports its command's signal as exit status 128 + signal.
+int ending_signal(int status, const SandboxSpec& spec) {
+  if (WIFSIGNALED(status)) return WTERMSIG(status);
+  if (spec.isolation && spec.isolation->bubblewrap && WIFEXITED(status) && WEXITSTATUS(status) > 128 &&
+      WEXITSTATUS(status) < 128 + 65)
+    return WEXITSTATUS(status) - 128;
+  return 0;
+}
+
+}  // namespace
+
+ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& output, const Limits& limits,
+                       const SandboxSpec& spec, const fs::path& progress_file, const std::string& input) {
+  const auto [pid, start] = start_child(argv, output, limits, spec, progress_file, input);
+  ChildWatch watch(pid, limits, spec, progress_file, start);
+  ChildExit exit = wait_within_limits(pid, watch, spec);
   {
     std::lock_guard lock(children_lock);
     waited_children.erase(pid);
   }
   kill_everything(pid, spec);  // whatever it left behind
-  if (WIFSIGNALED(exit.status))
-    exit.signal = WTERMSIG(exit.status);
-  else if (spec.isolation && spec.isolation->bubblewrap && WIFEXITED(exit.status) && WEXITSTATUS(exit.status) > 128 &&
-           WEXITSTATUS(exit.status) < 128 + 65)
-    exit.signal = WEXITSTATUS(exit.status) - 128;
-  exit.wall_s = std::chrono::duration<double>(clock::now() - start).count();
+  exit.signal = ending_signal(exit.status, spec);
+  exit.wall_s = std::chrono::duration<double>(ChildWatch::clock::now() - start).count();
   return exit;
 }
 

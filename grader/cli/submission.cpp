@@ -87,122 +87,164 @@ struct ArchiveReader {
   ~ArchiveReader() { archive_read_free(a); }
 };
 
-SubmissionFiles unpack_archive(const fs::path& file, const fs::path& scratch, const UnpackLimits& limits) {
-  const std::string name = file.filename().string();
-  std::error_code ec;
-  const auto size = fs::file_size(file, ec);
-  if (ec) throw SubmissionError(fmt::format("{}: cannot read the archive ({})", name, ec.message()));
-  if (size > limits.archive_bytes)
-    throw SubmissionError(fmt::format("{}: the archive is {} MiB, over the limit of {} MiB", name, size >> 20,
-                                      limits.archive_bytes >> 20));
+// A file being unpacked; closed however its unpacking ends.
+struct UnpackedFile {
+  int fd = -1;
+  ~UnpackedFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
-  ArchiveReader reader;
-  archive_read_support_filter_gzip(reader.a);
-  archive_read_support_format_zip(reader.a);
-  archive_read_support_format_tar(reader.a);
-  archive_read_support_format_gnutar(reader.a);
-  if (archive_read_open_filename(reader.a, file.c_str(), 1 << 16) != ARCHIVE_OK)
-    throw SubmissionError(fmt::format("{}: not a readable .zip or .tar.gz archive ({})", name,
-                                      archive_error_string(reader.a) ? archive_error_string(reader.a) : "unknown format"));
+// One archive unpacked into `scratch`: every entry is checked before it is written, and what it
+// unpacks to is counted against the limits as it is written.
+class Unpacker {
+ public:
+  // Refuses an archive over the size limit or in a format it does not read.
+  Unpacker(const fs::path& file, const fs::path& scratch, const UnpackLimits& limits)
+      : name_(file.filename().string()), scratch_(scratch), limits_(limits) {
+    std::error_code ec;
+    const auto size = fs::file_size(file, ec);
+    if (ec) throw SubmissionError(fmt::format("{}: cannot read the archive ({})", name_, ec.message()));
+    if (size > limits.archive_bytes)
+      throw SubmissionError(fmt::format("{}: the archive is {} MiB, over the limit of {} MiB", name_, size >> 20,
+                                        limits.archive_bytes >> 20));
+    archive_read_support_filter_gzip(reader_.a);
+    archive_read_support_format_zip(reader_.a);
+    archive_read_support_format_tar(reader_.a);
+    archive_read_support_format_gnutar(reader_.a);
+    if (archive_read_open_filename(reader_.a, file.c_str(), 1 << 16) != ARCHIVE_OK)
+      throw SubmissionError(fmt::format("{}: not a readable .zip or .tar.gz archive ({})", name_,
+                                        archive_error_string(reader_.a) ? archive_error_string(reader_.a)
+                                                                        : "unknown format"));
+  }
 
-  SubmissionFiles out;
-  out.root = scratch;
-  fs::create_directories(scratch);
+  SubmissionFiles unpack() {
+    out_.root = scratch_;
+    fs::create_directories(scratch_);
+    for (archive_entry* entry = nullptr; next_entry(entry);) take_entry(entry);
+    copy_links();
+    if (out_.files.empty() && out_.unusable.empty())
+      throw SubmissionError(fmt::format("{}: the archive is empty; it must hold the lab folders (e.g. "
+                                        "labs/02-transpose/transpose.cu)",
+                                        name_));
+    return std::move(out_);
+  }
+
+ private:
   struct Link {
     std::vector<std::string> at;
     std::string target;  // resolved, relative to the top
   };
-  std::vector<Link> links;
-  std::uint64_t total = 0;
-  std::size_t entries = 0;
-  std::array<char, 1 << 16> buffer;
-  archive_entry* entry = nullptr;
-  for (;;) {
-    const int r = archive_read_next_header(reader.a, &entry);
-    if (r == ARCHIVE_EOF) break;
+
+  // False at the end of the archive; throws when it is damaged or holds too many entries.
+  bool next_entry(archive_entry*& entry) {
+    const int r = archive_read_next_header(reader_.a, &entry);
+    if (r == ARCHIVE_EOF) return false;
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-      throw SubmissionError(fmt::format("{}: the archive is damaged ({})", name, archive_error_string(reader.a)));
-    if (++entries > limits.entries)
-      throw SubmissionError(fmt::format("{}: more than {} entries; submit only the course folder", name, limits.entries));
+      throw SubmissionError(fmt::format("{}: the archive is damaged ({})", name_, archive_error_string(reader_.a)));
+    if (++entries_ > limits_.entries)
+      throw SubmissionError(fmt::format("{}: more than {} entries; submit only the course folder", name_,
+                                        limits_.entries));
+    return true;
+  }
+
+  void take_entry(archive_entry* entry) {
     const char* raw = archive_entry_pathname(entry);
     const std::string path = raw ? raw : "";
-    const auto parts = safe_components(path, name);
-    if (parts.empty() || is_system_junk(parts)) continue;
-    const char* hardlink = archive_entry_hardlink(entry);
+    const auto parts = safe_components(path, name_);
+    if (parts.empty() || is_system_junk(parts)) return;
     const auto type = archive_entry_filetype(entry);
-    if (hardlink || type == AE_IFLNK) {
-      const std::string target = hardlink ? hardlink : (archive_entry_symlink(entry) ? archive_entry_symlink(entry) : "");
-      // A hard link names its target from the top of the archive, a symbolic link from its own folder.
-      const std::string inside = hardlink ? (safe_components(target, name), joined(safe_components(target, name)))
-                                          : resolve_inside(parts, target);
-      if (inside.empty())
-        throw SubmissionError(fmt::format("{}: entry {} is a {} to {}, outside the submission: refused, nothing of "
-                                          "this archive was graded; submit the files themselves",
-                                          name, path, hardlink ? "hard link" : "symbolic link", target));
-      links.push_back({parts, inside});
-      continue;
+    if (archive_entry_hardlink(entry) || type == AE_IFLNK) {
+      links_.push_back(link_inside(entry, parts, path));
+      return;
     }
     if (type == AE_IFDIR) {
-      fs::create_directories(scratch / joined(parts));
-      continue;
+      fs::create_directories(scratch_ / joined(parts));
+      return;
     }
     if (type != AE_IFREG)
       throw SubmissionError(fmt::format("{}: entry {} is a special file (device, FIFO or socket): refused; submit "
                                         "regular files only",
-                                        name, path));
-    const fs::path dest = scratch / joined(parts);
+                                        name_, path));
+    write_file(parts, path);
+    out_.files.push_back(joined(parts));
+  }
+
+  // A link entry, refused when it points outside the submission.
+  Link link_inside(archive_entry* entry, const std::vector<std::string>& parts, const std::string& path) const {
+    const char* hardlink = archive_entry_hardlink(entry);
+    const std::string target = hardlink ? hardlink : (archive_entry_symlink(entry) ? archive_entry_symlink(entry) : "");
+    // A hard link names its target from the top of the archive, a symbolic link from its own folder.
+    const std::string inside = hardlink ? joined(safe_components(target, name_)) : resolve_inside(parts, target);
+    if (inside.empty())
+      throw SubmissionError(fmt::format("{}: entry {} is a {} to {}, outside the submission: refused, nothing of "
+                                        "this archive was graded; submit the files themselves",
+                                        name_, path, hardlink ? "hard link" : "symbolic link", target));
+    return {parts, inside};
+  }
+
+  // The current entry's data, written to its place under the scratch folder within the limits.
+  void write_file(const std::vector<std::string>& parts, const std::string& path) {
+    const fs::path dest = scratch_ / joined(parts);
     fs::create_directories(dest.parent_path());
-    const int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) throw SubmissionError(fmt::format("{}: cannot unpack {} ({})", name, path, std::strerror(errno)));
+    UnpackedFile file{::open(dest.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)};
+    if (file.fd < 0) throw SubmissionError(fmt::format("{}: cannot unpack {} ({})", name_, path, std::strerror(errno)));
     std::uint64_t written = 0;
     for (;;) {
-      const la_ssize_t n = archive_read_data(reader.a, buffer.data(), buffer.size());
+      const la_ssize_t n = archive_read_data(reader_.a, buffer_.data(), buffer_.size());
       if (n == 0) break;
-      if (n < 0) {
-        ::close(fd);
-        throw SubmissionError(fmt::format("{}: entry {} is damaged ({})", name, path, archive_error_string(reader.a)));
-      }
+      if (n < 0)
+        throw SubmissionError(
+            fmt::format("{}: entry {} is damaged ({})", name_, path, archive_error_string(reader_.a)));
       written += static_cast<std::uint64_t>(n);
-      total += static_cast<std::uint64_t>(n);
-      if (written > limits.file_bytes || total > limits.total_bytes) {
-        ::close(fd);
+      total_ += static_cast<std::uint64_t>(n);
+      if (written > limits_.file_bytes || total_ > limits_.total_bytes)
         throw SubmissionError(fmt::format(
-            "{}: unpacks to more than {} (at entry {}): refused as a possible zip bomb; submit only the lab files", name,
-            written > limits.file_bytes ? fmt::format("{} MiB in one file", limits.file_bytes >> 20)
-                                        : fmt::format("{} MiB in all", limits.total_bytes >> 20),
+            "{}: unpacks to more than {} (at entry {}): refused as a possible zip bomb; submit only the lab files",
+            name_,
+            written > limits_.file_bytes ? fmt::format("{} MiB in one file", limits_.file_bytes >> 20)
+                                         : fmt::format("{} MiB in all", limits_.total_bytes >> 20),
             path));
-      }
-      if (::write(fd, buffer.data(), static_cast<std::size_t>(n)) != n) {
-        ::close(fd);
-        throw SubmissionError(fmt::format("{}: cannot unpack {} (disk full?)", name, path));
-      }
+      if (::write(file.fd, buffer_.data(), static_cast<std::size_t>(n)) != n)
+        throw SubmissionError(fmt::format("{}: cannot unpack {} (disk full?)", name_, path));
     }
-    ::close(fd);
-    out.files.push_back(joined(parts));
   }
+
   // Links inside the archive become copies of what they point to.
-  std::set<std::string> present(out.files.begin(), out.files.end());
-  for (const auto& link : links) {
-    if (!present.count(link.target)) {
-      out.unusable[joined(link.at)] = fmt::format("a link to {}, which is not a file of the archive", link.target);
-      continue;
+  void copy_links() {
+    const std::set<std::string> present(out_.files.begin(), out_.files.end());
+    for (const auto& link : links_) {
+      if (!present.count(link.target)) {
+        out_.unusable[joined(link.at)] = fmt::format("a link to {}, which is not a file of the archive", link.target);
+        continue;
+      }
+      // A copy counts towards the limits like any file: links must not multiply a small archive.
+      total_ += fs::file_size(scratch_ / link.target);
+      if (total_ > limits_.total_bytes)
+        throw SubmissionError(fmt::format("{}: unpacks to more than {} MiB in all, counting its links (at entry {}): "
+                                          "refused; submit only the lab files",
+                                          name_, limits_.total_bytes >> 20, joined(link.at)));
+      const fs::path dest = scratch_ / joined(link.at);
+      fs::create_directories(dest.parent_path());
+      fs::copy_file(scratch_ / link.target, dest, fs::copy_options::overwrite_existing);
+      out_.files.push_back(joined(link.at));
     }
-    // A copy counts towards the limits like any file: links must not multiply a small archive.
-    total += fs::file_size(scratch / link.target);
-    if (total > limits.total_bytes)
-      throw SubmissionError(fmt::format("{}: unpacks to more than {} MiB in all, counting its links (at entry {}): "
-                                        "refused; submit only the lab files",
-                                        name, limits.total_bytes >> 20, joined(link.at)));
-    const fs::path dest = scratch / joined(link.at);
-    fs::create_directories(dest.parent_path());
-    fs::copy_file(scratch / link.target, dest, fs::copy_options::overwrite_existing);
-    out.files.push_back(joined(link.at));
   }
-  if (out.files.empty() && out.unusable.empty())
-    throw SubmissionError(fmt::format("{}: the archive is empty; it must hold the lab folders (e.g. "
-                                      "labs/02-transpose/transpose.cu)",
-                                      name));
-  return out;
+
+  std::string name_;  // the archive's file name, for messages
+  fs::path scratch_;
+  const UnpackLimits& limits_;
+  ArchiveReader reader_;
+  SubmissionFiles out_;
+  std::vector<Link> links_;
+  std::uint64_t total_ = 0;  // bytes unpacked so far, copies of links included
+  std::size_t entries_ = 0;
+  static constexpr std::size_t kChunkBytes = std::size_t{1} << 16;
+  std::array<char, kChunkBytes> buffer_;
+};
+
+SubmissionFiles unpack_archive(const fs::path& file, const fs::path& scratch, const UnpackLimits& limits) {
+  return Unpacker(file, scratch, limits).unpack();
 }
 
 SubmissionFiles read_folder(const fs::path& folder, const UnpackLimits& limits) {

@@ -247,107 +247,157 @@ struct CaseImages {
   }
 };
 
+// One task's run of one case. Its input sets live in distinct buffers, holding mirrored copies of
+// the case's image; the runner moves contents between sets during timing (load), so no buffer
+// repeats its data, and each load also permutes the four channels at random (every filter works
+// per channel, so the expected output is permuted the same way): 72 contents, so a cache of results
+// rarely hits. The contents stay on the device untouched; a load writes them, permuted, into the
+// set's buffer there.
+class FilterCaseRun {
+ public:
+  FilterCaseRun(const RunContext& ctx, const Task& task, const Case& c, const Filter& filter,
+                std::shared_ptr<const CaseImages> images)
+      : ctx_(ctx), task_(task), case_(c), filter_(filter), images_(std::move(images)), input_((*images_->inputs)[0]),
+        bytes_(input_.bytes()), known_rows_(images_->rows),
+        permutations_(derive_seed(ctx.run_seed, ctx.manifest.id, "channels " + task.name, c.name)),
+        row_picks_(derive_seed(ctx.run_seed, ctx.manifest.id, "checked rows " + task.name, c.name)) {
+    upload_input_sets();
+    launch_ = labs::bind_filter(ctx.device, task.function);
+    radius_ = static_cast<int>(c.params.value("radius", 0));
+    if (known_rows_.empty()) got_ = Image(input_.width, input_.height);
+  }
+  FilterCaseRun(const FilterCaseRun&) = delete;  // the launchable's functions hold `this`
+  FilterCaseRun& operator=(const FilterCaseRun&) = delete;
+
+  Launchable launchable() {
+    Launchable l;
+    l.sets = static_cast<int>(sets_.size());
+    l.load = [this](int i, int what) { load(i, what); };
+    l.prepare = [this](int i) {
+      sets_[i].temp->fill(kPoisonByte);
+      sets_[i].out->fill(kPoisonByte);
+    };
+    l.launch = [this](int i) {
+      launch_(*sets_[i].in, *sets_[i].temp, *sets_[i].out, input_.width, input_.height, radius_);
+    };
+    l.check = [this](int i) { return check(i); };
+    if (known_rows_.empty()) {
+      l.exact_outputs = [this](int i) {
+        return std::vector<ExactOutput>{{sets_[i].out.get(), expected_of_contents(i).image->pixels.data(),
+                                         sets_[i].channels}};
+      };
+    } else {
+      l.quick_check = [this](int i) { return quick_check(i); };
+    }
+    l.watched = [this](int i) {
+      return std::vector<Watched>{
+          {sets_[i].in.get(), "in", sizeof(Rgba), contents_[sets_[i].holds].input->pixels.data(), sets_[i].channels},
+          {sets_[i].temp.get(), "temp", sizeof(Rgba)},
+          {sets_[i].out.get(), "out", sizeof(Rgba)}};
+    };
+    l.work = 2.0 * filter_.passes * static_cast<double>(bytes_);
+    l.least_bytes = 2.0 * static_cast<double>(bytes_);  // a fused filter reads and writes the image once
+    return l;
+  }
+
+  // Pictures of the cases the manifest marks, and of every wrong one a student can open.
+  // (Not of a large image compared on sampled rows: `got_` holds none of its output.)
+  void add_pictures(CaseResult& result) const {
+    const bool wanted = known_rows_.empty() && (case_.params.value("picture", false) ||
+                                                (!result.passed && input_.pixels.size() <= (1u << 22)));
+    if (!wanted || ctx_.pictures_dir.empty()) return;
+    try {
+      result.pictures = write_pictures(ctx_.pictures_dir / task_.name, case_.name, input_of(last_checked_), got_,
+                                       expected_of(last_checked_));
+      if (!result.passed) result.details += fmt::format("\nsee the difference: {}", result.pictures.back());
+    } catch (const std::exception& e) {  // a full disk must not cost the student the case
+      result.details += fmt::format("\n(no pictures for this case: {})", e.what());
+    }
+  }
+
+ private:
+  struct Contents {
+    const Image* input;
+    MirroredReference expected;
+    std::unique_ptr<Buffer> pristine;
+  };
+  struct Set {
+    std::unique_ptr<Buffer> in, temp, out;
+    int holds = 0;
+    WordTransform channels;  // `in` holds contents[holds].input with its channels permuted so
+  };
+
+  void upload_input_sets() {
+    const int count_of_sets = input_sets(case_);
+    contents_.resize(count_of_sets);
+    sets_.resize(count_of_sets);
+    Device& device = ctx_.device;
+    for (int i = 0; i < count_of_sets; ++i) {
+      contents_[i] = {&(*images_->inputs)[i], images_->expected_of_set(i), device.allocate(bytes_)};
+      contents_[i].pristine->upload(contents_[i].input->pixels.data(), bytes_);
+      sets_[i] = {device.allocate_guarded(bytes_), device.allocate_guarded(bytes_), device.allocate_guarded(bytes_), i,
+                  {}};
+      device.copy(*contents_[i].pristine, *sets_[i].in, bytes_);
+    }
+  }
+
+  void load(int i, int what) {
+    WordTransform channels;
+    for (int k = 3; k > 0; --k) std::swap(channels.byte_order[k], channels.byte_order[permutations_.integer(0, k)]);
+    sets_[i].holds = what;
+    sets_[i].channels = channels;
+    ctx_.device.copy_transformed(*contents_[what].pristine, *sets_[i].in, channels);
+  }
+
+  Comparison check(int i) {
+    last_checked_ = i;
+    if (!known_rows_.empty())
+      return compare_known_rows(*sets_[i].out, expected_of_contents(i), sets_[i].channels, known_rows_, filter_.reach);
+    sets_[i].out->download(got_.pixels.data(), bytes_);
+    const Image reference = expected_of(i);
+    Comparison cmp = compare_exact<Rgba>(reference.pixels, got_.pixels, static_cast<std::size_t>(input_.width));
+    if (!cmp.ok()) cmp.note = diagnose(reference, got_, filter_.reach, input_.height);
+    return cmp;
+  }
+
+  // Warm-up and timed launches of a large image: a few of the known rows, picked afresh for each launch.
+  Comparison quick_check(int i) {
+    if (rows_match(*sets_[i].out, expected_of_contents(i), sets_[i].channels, known_rows_, row_picks_))
+      return Comparison{};
+    return check(i);  // the full report
+  }
+
+  // The reference of the contents set i holds, before the load's permutation.
+  const MirroredReference& expected_of_contents(int i) const { return contents_[sets_[i].holds].expected; }
+  // What set i's input and output must be now: its contents with the load's permutation.
+  Image input_of(int i) const { return transformed(*contents_[sets_[i].holds].input, sets_[i].channels); }
+  // (A whole image: not for a large image compared on sampled rows, whose reference has only those.)
+  Image expected_of(int i) const { return transformed(*expected_of_contents(i).image, sets_[i].channels); }
+
+  const RunContext& ctx_;
+  const Task& task_;
+  const Case& case_;
+  const Filter& filter_;
+  const std::shared_ptr<const CaseImages> images_;
+  const Image& input_;  // of set 0; every set's has its size
+  const std::size_t bytes_;
+  const std::vector<int>& known_rows_;
+  std::vector<Contents> contents_;
+  std::vector<Set> sets_;
+  labs::FilterLaunch launch_;
+  int radius_ = 0;
+  Image got_;  // the output of a whole-image check (a large image's check reads only its known rows)
+  int last_checked_ = 0;  // the set whose output `got_` holds, for the pictures
+  Rng permutations_, row_picks_;
+};
+
 class FilterDriver final : public LabDriver {
  public:
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
     const Filter filter = filter_of(task.function, c);
-    const std::shared_ptr<const CaseImages> images = images_for(ctx, task, c, filter);
-    const Image& input = (*images->inputs)[0];
-    const std::size_t bytes = input.bytes();
-    // Input sets in distinct buffers, holding mirrored copies of the case's image; the runner moves
-    // contents between sets during timing (load), so no buffer repeats its data, and each load also
-    // permutes the four channels at random (every filter works per channel, so the expected output
-    // is permuted the same way): 72 contents, so a cache of results rarely hits. The contents stay
-    // on the device untouched; a load writes them, permuted, into the set's buffer there.
-    struct Contents {
-      const Image* input;
-      MirroredReference expected;
-      std::unique_ptr<Buffer> pristine;
-    };
-    struct Set {
-      std::unique_ptr<Buffer> in, temp, out;
-      int holds = 0;
-      WordTransform channels;  // `in` holds contents[holds].input with its channels permuted so
-    };
-    const int count_of_sets = input_sets(c);
-    std::vector<Contents> contents(count_of_sets);
-    std::vector<Set> sets(count_of_sets);
-    for (int i = 0; i < count_of_sets; ++i) {
-      contents[i] = {&(*images->inputs)[i], images->expected_of_set(i), ctx.device.allocate(bytes)};
-      contents[i].pristine->upload(contents[i].input->pixels.data(), bytes);
-      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), i, {}};
-      ctx.device.copy(*contents[i].pristine, *sets[i].in, bytes);
-    }
-    const auto launch = labs::bind_filter(ctx.device, task.function);
-    const int radius = static_cast<int>(c.params.value("radius", 0));
-    const std::vector<int>& known_rows = images->rows;
-    // The output of a whole-image check (a large image's check reads only its known rows).
-    Image got = known_rows.empty() ? Image(input.width, input.height) : Image{};
-    int last_checked = 0;  // the set whose output `got` holds, for the pictures
-    Rng permutations(derive_seed(ctx.run_seed, ctx.manifest.id, "channels " + task.name, c.name));
-    Rng row_picks(derive_seed(ctx.run_seed, ctx.manifest.id, "checked rows " + task.name, c.name));
-    // What set i's input and output must be now: its contents with the load's permutation.
-    auto input_of = [&](int i) { return transformed(*contents[sets[i].holds].input, sets[i].channels); };
-    // (A whole image: not for a large image compared on sampled rows, whose reference has only those.)
-    auto expected_of = [&](int i) { return transformed(*contents[sets[i].holds].expected.image, sets[i].channels); };
-
-    Launchable l;
-    l.sets = count_of_sets;
-    l.load = [&](int i, int what) {
-      WordTransform channels;
-      for (int k = 3; k > 0; --k) std::swap(channels.byte_order[k], channels.byte_order[permutations.integer(0, k)]);
-      sets[i].holds = what;
-      sets[i].channels = channels;
-      ctx.device.copy_transformed(*contents[what].pristine, *sets[i].in, channels);
-    };
-    l.prepare = [&](int i) {
-      sets[i].temp->fill(kPoisonByte);
-      sets[i].out->fill(kPoisonByte);
-    };
-    l.launch = [&](int i) { launch(*sets[i].in, *sets[i].temp, *sets[i].out, input.width, input.height, radius); };
-    l.check = [&](int i) {
-      last_checked = i;
-      if (!known_rows.empty())
-        return compare_known_rows(*sets[i].out, contents[sets[i].holds].expected, sets[i].channels, known_rows, filter.reach);
-      sets[i].out->download(got.pixels.data(), bytes);
-      const Image reference = expected_of(i);
-      Comparison cmp = compare_exact<Rgba>(reference.pixels, got.pixels, static_cast<std::size_t>(input.width));
-      if (!cmp.ok()) cmp.note = diagnose(reference, got, filter.reach, input.height);
-      return cmp;
-    };
-    if (known_rows.empty()) {
-      l.exact_outputs = [&](int i) {
-        return std::vector<ExactOutput>{{sets[i].out.get(), contents[sets[i].holds].expected.image->pixels.data(), sets[i].channels}};
-      };
-    } else {  // warm-up and timed launches: a few of the known rows, picked afresh for each launch
-      l.quick_check = [&](int i) {
-        if (rows_match(*sets[i].out, contents[sets[i].holds].expected, sets[i].channels, known_rows, row_picks))
-          return Comparison{};
-        return l.check(i);  // the full report
-      };
-    }
-    l.watched = [&](int i) {
-      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(Rgba), contents[sets[i].holds].input->pixels.data(), sets[i].channels},
-                                  {sets[i].temp.get(), "temp", sizeof(Rgba)},
-                                  {sets[i].out.get(), "out", sizeof(Rgba)}};
-    };
-    l.work = 2.0 * filter.passes * static_cast<double>(bytes);
-    l.least_bytes = 2.0 * static_cast<double>(bytes);  // a fused filter reads and writes the image once
-    CaseResult result = execute(ctx, c, l);
-
-    // Pictures of the cases the manifest marks, and of every wrong one a student can open.
-    // (Not of a large image compared on sampled rows: `got` holds none of its output.)
-    const bool wanted = known_rows.empty() &&
-                        (c.params.value("picture", false) || (!result.passed && input.pixels.size() <= (1u << 22)));
-    if (wanted && !ctx.pictures_dir.empty()) {
-      try {
-        result.pictures = write_pictures(ctx.pictures_dir / task.name, c.name, input_of(last_checked), got,
-                                         expected_of(last_checked));
-        if (!result.passed) result.details += fmt::format("\nsee the difference: {}", result.pictures.back());
-      } catch (const std::exception& e) {  // a full disk must not cost the student the case
-        result.details += fmt::format("\n(no pictures for this case: {})", e.what());
-      }
-    }
+    FilterCaseRun run(ctx, task, c, filter, images_for(ctx, task, c, filter));
+    CaseResult result = execute(ctx, c, run.launchable());
+    run.add_pictures(result);
     return result;
   }
 
