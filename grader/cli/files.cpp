@@ -1,5 +1,7 @@
 #include "files.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <array>
@@ -19,6 +21,11 @@ std::string read_all(std::ifstream& in) {
   return s.str();
 }
 }  // namespace
+
+void FileDescriptor::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,7 +1,9 @@
-// Whole-file reads and writes shared by the gpulab command, and running a shell command for its output.
+// Whole-file reads and writes shared by the gpulab command, an owned file descriptor, and running a
+// shell command for its output.
 #pragma once
 #include <filesystem>
 #include <string>
+#include <utility>
 
 namespace gpulab::cli {
 
@@ -12,6 +14,28 @@ std::string read_text_or_throw(const std::filesystem::path& path);
 // Writes via a temporary file and a rename, so a reader never sees half a file; throws when the
 // disk refuses.
 void write_text_atomically(const std::string& text, const std::filesystem::path& path);
+
+// A file descriptor that is closed when its owner goes (-1: none). Move-only.
+class FileDescriptor {
+ public:
+  FileDescriptor() = default;
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  FileDescriptor& operator=(FileDescriptor&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() { reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void reset(int fd = -1);  // closes the descriptor held, then holds `fd`
+
+ private:
+  int fd_ = -1;
+};
 
 // What a shell command line printed (stdout and stderr together) and its exit status (0: success;
 // -1: it could not be started).

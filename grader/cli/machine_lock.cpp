@@ -63,42 +63,21 @@ fs::path machine_lock_dir() {
   return fallback;
 }
 
-MachineLock::MachineLock(MachineLock&& other) noexcept : fd_(other.fd_), name_(std::move(other.name_)) { other.fd_ = -1; }
-
-MachineLock& MachineLock::operator=(MachineLock&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    name_ = std::move(other.name_);
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-MachineLock::~MachineLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
-}
-
 std::optional<MachineLock> MachineLock::try_take(const std::string& name) {
-  const int fd = open_lock_file(machine_lock_dir() / (name + ".lock"));
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return MachineLock(fd, name);
+  FileDescriptor file(open_lock_file(machine_lock_dir() / (name + ".lock")));
+  if (::flock(file.get(), LOCK_EX | LOCK_NB) == 0) return MachineLock(std::move(file), name);
   const int error = errno;
-  ::close(fd);
   if (error == EWOULDBLOCK) return std::nullopt;
   throw std::runtime_error(fmt::format("cannot lock {}: {}", name, std::strerror(error)));
 }
 
 MachineLock MachineLock::take(const std::string& name) {
-  const int fd = open_lock_file(machine_lock_dir() / (name + ".lock"));
+  FileDescriptor file(open_lock_file(machine_lock_dir() / (name + ".lock")));
   int status;
-  while ((status = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+  while ((status = ::flock(file.get(), LOCK_EX)) != 0 && errno == EINTR) {
   }
-  if (status != 0) {
-    const int error = errno;
-    ::close(fd);
-    throw std::runtime_error(fmt::format("cannot lock {}: {}", name, std::strerror(error)));
-  }
-  return MachineLock(fd, name);
+  if (status != 0) throw std::runtime_error(fmt::format("cannot lock {}: {}", name, std::strerror(errno)));
+  return MachineLock(std::move(file), name);
 }
 
 UserLease lease_sandbox_user(unsigned first, unsigned count) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "files.hpp"
 #include "gpulab/device.hpp"
 
 namespace gpulab::cli {
@@ -19,11 +20,6 @@ std::filesystem::path machine_lock_dir();
 class MachineLock {
  public:
   MachineLock() = default;
-  MachineLock(MachineLock&& other) noexcept;
-  MachineLock& operator=(MachineLock&& other) noexcept;
-  MachineLock(const MachineLock&) = delete;
-  MachineLock& operator=(const MachineLock&) = delete;
-  ~MachineLock();
 
   // Takes `name` in machine_lock_dir() if no process holds it; empty when one does. Throws when the
   // lock file cannot be opened (an unwritable lock folder is the machine's problem, not a student's).
@@ -31,12 +27,12 @@ class MachineLock {
   // Waits until `name` is free and takes it.
   static MachineLock take(const std::string& name);
 
-  bool held() const { return fd_ >= 0; }
+  bool held() const { return file_.valid(); }
   const std::string& name() const { return name_; }
 
  private:
-  MachineLock(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
-  int fd_ = -1;
+  MachineLock(FileDescriptor file, std::string name) : file_(std::move(file)), name_(std::move(name)) {}
+  FileDescriptor file_;  // closing the last descriptor of the lock file releases the flock
   std::string name_;
 };
 

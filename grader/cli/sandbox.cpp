@@ -21,6 +21,8 @@
 #include <sstream>
 #include <thread>
 
+#include "files.hpp"
+
 extern char** environ;
 
 namespace gpulab::cli {
@@ -194,14 +196,7 @@ void kill_everything(pid_t child, const SandboxSpec& spec) {
 // The descriptors a child gets: its standard input (a pipe; -1: /dev/null), the output file, and
 // the progress file (-1: none). The grader closes its copies once the child has started.
 struct ChildFiles {
-  int input = -1, output = -1, progress = -1;
-  ChildFiles() = default;
-  ChildFiles(const ChildFiles&) = delete;
-  ChildFiles& operator=(const ChildFiles&) = delete;
-  ~ChildFiles() {
-    for (int fd : {input, output, progress})
-      if (fd >= 0) ::close(fd);
-  }
+  FileDescriptor input, output, progress;
 };
 
 // What the forked child needs to become the command.
@@ -215,13 +210,13 @@ struct ChildSetup {
 };
 
 void redirect_descriptors(const ChildFiles& files) {
-  const int stdin_fd = files.input >= 0 ? files.input : ::open("/dev/null", O_RDONLY);
+  const int stdin_fd = files.input.valid() ? files.input.get() : ::open("/dev/null", O_RDONLY);
   if (stdin_fd >= 0) ::dup2(stdin_fd, STDIN_FILENO);
-  ::dup2(files.output, STDOUT_FILENO);
-  ::dup2(files.output, STDERR_FILENO);
-  if (files.progress >= 0) ::dup2(files.progress, 3);
+  ::dup2(files.output.get(), STDOUT_FILENO);
+  ::dup2(files.output.get(), STDERR_FILENO);
+  if (files.progress.valid()) ::dup2(files.progress.get(), 3);
   // Nothing else of the grader's (other students' files being written, sockets) leaks into it.
-  ::close_range(files.progress >= 0 ? 4 : 3, ~0U, 0);
+  ::close_range(files.progress.valid() ? 4 : 3, ~0U, 0);
 }
 
 void set_resource_limits(const Limits& limits, int nproc_limit) {
@@ -427,18 +422,18 @@ void prepare_scratch(const SandboxSpec& spec) {
 // Opened here, never through a link; a command with its own user may write them, nothing more.
 void open_child_files(ChildFiles& files, const fs::path& output, const fs::path& progress_file,
                       const std::string& input, const SandboxSpec& spec) {
-  files.input = input_pipe(input);
-  files.output = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (files.output < 0)
+  files.input.reset(input_pipe(input));
+  files.output.reset(::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!files.output.valid())
     throw std::runtime_error(fmt::format("cannot write {}: {}", output.string(), std::strerror(errno)));
   if (!progress_file.empty() && spec.isolation) {
-    files.progress = ::open(progress_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (files.progress < 0)
+    files.progress.reset(::open(progress_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!files.progress.valid())
       throw std::runtime_error(fmt::format("cannot write {}: {}", progress_file.string(), std::strerror(errno)));
   }
   if (spec.user) {
-    if (::fchown(files.output, *spec.user, *spec.user) != 0 ||
-        (files.progress >= 0 && ::fchown(files.progress, *spec.user, *spec.user) != 0))
+    if (::fchown(files.output.get(), *spec.user, *spec.user) != 0 ||
+        (files.progress.valid() && ::fchown(files.progress.get(), *spec.user, *spec.user) != 0))
       std::fprintf(stderr, "gpulab sandbox: cannot give the output files to user %u\n", *spec.user);
   }
 }

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <set>
 
+#include "files.hpp"
 #include "gpulab/text.hpp"
 
 namespace gpulab::cli {
@@ -85,14 +86,6 @@ bool is_system_junk(const std::vector<std::string>& parts) {
 struct ArchiveReader {
   archive* a = archive_read_new();
   ~ArchiveReader() { archive_read_free(a); }
-};
-
-// A file being unpacked; closed however its unpacking ends.
-struct UnpackedFile {
-  int fd = -1;
-  ~UnpackedFile() {
-    if (fd >= 0) ::close(fd);
-  }
 };
 
 // One archive unpacked into `scratch`: every entry is checked before it is written, and what it
@@ -187,8 +180,8 @@ class Unpacker {
   void write_file(const std::vector<std::string>& parts, const std::string& path) {
     const fs::path dest = scratch_ / joined(parts);
     fs::create_directories(dest.parent_path());
-    UnpackedFile file{::open(dest.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)};
-    if (file.fd < 0) throw SubmissionError(fmt::format("{}: cannot unpack {} ({})", name_, path, std::strerror(errno)));
+    const FileDescriptor file(::open(dest.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!file.valid()) throw SubmissionError(fmt::format("{}: cannot unpack {} ({})", name_, path, std::strerror(errno)));
     std::uint64_t written = 0;
     for (;;) {
       const la_ssize_t n = archive_read_data(reader_.a, buffer_.data(), buffer_.size());
@@ -205,7 +198,7 @@ class Unpacker {
             written > limits_.file_bytes ? fmt::format("{} MiB in one file", limits_.file_bytes >> 20)
                                          : fmt::format("{} MiB in all", limits_.total_bytes >> 20),
             path));
-      if (::write(file.fd, buffer_.data(), static_cast<std::size_t>(n)) != n)
+      if (::write(file.get(), buffer_.data(), static_cast<std::size_t>(n)) != n)
         throw SubmissionError(fmt::format("{}: cannot unpack {} (disk full?)", name_, path));
     }
   }
