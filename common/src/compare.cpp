@@ -88,7 +88,8 @@ std::string Comparison::summary() const {
   if (ok()) return fmt::format("all {} elements match", total);
   std::string s = fmt::format("{} of {} elements wrong ({:.1f}%)", wrong, total, 100.0 * wrong / total);
   if (untouched == wrong)
-    s += "; none of them was written (they still hold the poison pattern): did the kernel run and store its results?";
+    s += "; none of them was written (they still hold the poison pattern): did the kernel run and store its results? "
+         "If your code copies the results to the host, did it copy them back?";
   else if (untouched > 0)
     s += fmt::format("; {} of them were never written (still the poison pattern)", untouched);
   if (!note.empty()) s += "; " + note;

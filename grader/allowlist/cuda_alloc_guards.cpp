@@ -1,14 +1,16 @@
 // Linked into every CUDA student library (`-Wl,--wrap=cudaMalloc,--wrap=cudaFree`, grader/CMakeLists.txt):
 // a buffer student code allocates itself gets guard zones like the buffers the harness gives it, so a
 // kernel that writes one element past the end (`if (i <= n)`) is found when the buffer is freed, not
-// only under compute-sanitizer. A separate archive from cuda_guards.cpp: a lab that allows cudaMemcpy
-// outright (hello) still gets these.
+// only under compute-sanitizer. Its contents start as the poison pattern the harness checks for, so a
+// result the kernel never stored reads "never written", not as random bytes. A separate archive from
+// cuda_guards.cpp: a lab that allows cudaMemcpy outright (hello) still gets these.
 #include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
 
 #include "allocation_guards.hpp"
+#include "gpulab/compare.hpp"
 #include "gpulab/errors.hpp"
 
 namespace {
@@ -52,6 +54,7 @@ cudaError_t __wrap_cudaMalloc(void** pointer, size_t size) {
   char* bytes = static_cast<char*>(base);
   if (const cudaError_t e = cudaMemset(bytes, kPattern, kGuard); e != cudaSuccess) return e;
   if (const cudaError_t e = cudaMemset(bytes + kGuard + size, kPattern, kGuard); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaMemset(bytes + kGuard, gpulab::kPoisonByte, size); e != cudaSuccess) return e;
   *pointer = bytes + kGuard;
   registry().add(*pointer, {base, size});
   return cudaSuccess;

@@ -5,13 +5,15 @@
 //   without any read call. Such buffers are refused here, with why.
 // - Every buffer student code creates is a sub-buffer between two guard zones, like the buffers the
 //   harness gives it; clReleaseMemObject checks them, so a kernel that writes one element past the
-//   end (`if (i <= n)`) is found on PoCL too, where nothing faults.
+//   end (`if (i <= n)`) is found on PoCL too, where nothing faults. A buffer created without contents
+//   starts as the harness's poison pattern, so a result never stored reads "never written".
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "allocation_guards.hpp"
+#include "gpulab/compare.hpp"
 #include "gpulab/student/opencl.hpp"
 
 namespace {
@@ -46,8 +48,8 @@ std::size_t guard_bytes(cl_context context) {
   return (kGuardAtLeast + align - 1) / align * align;
 }
 
-// Writes both guard zones of `parent` (and `contents` between them, when given) on a queue of our
-// own; false when the device cannot (the allocation failed on first use).
+// Writes both guard zones of `parent`, and between them `contents` or else the poison pattern, on a
+// queue of our own; false when the device cannot (the allocation failed on first use).
 bool fill_guards(cl_mem parent, std::size_t size, std::size_t guard, const void* contents) {
   cl_context context = nullptr;
   clGetMemObjectInfo(parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
@@ -58,8 +60,11 @@ bool fill_guards(cl_mem parent, std::size_t size, std::size_t guard, const void*
   bool ok = clEnqueueWriteBuffer(queue, parent, CL_TRUE, 0, guard, pattern.data(), 0, nullptr, nullptr) == CL_SUCCESS &&
             clEnqueueWriteBuffer(queue, parent, CL_TRUE, guard + size, guard, pattern.data(), 0, nullptr, nullptr) ==
                 CL_SUCCESS;
-  if (ok && contents)
-    ok = clEnqueueWriteBuffer(queue, parent, CL_TRUE, guard, size, contents, 0, nullptr, nullptr) == CL_SUCCESS;
+  const unsigned char poison = gpulab::kPoisonByte;
+  if (ok)
+    ok = (contents ? clEnqueueWriteBuffer(queue, parent, CL_TRUE, guard, size, contents, 0, nullptr, nullptr)
+                   : clEnqueueFillBuffer(queue, parent, &poison, 1, guard, size, 0, nullptr, nullptr)) == CL_SUCCESS &&
+         clFinish(queue) == CL_SUCCESS;
   clReleaseCommandQueue(queue);
   return ok;
 }
