@@ -190,12 +190,15 @@ class CudaDevice final : public Device {
     if (error.api() != "CUDA") return {};
     switch (static_cast<cudaError_t>(error.code())) {
       case cudaErrorIllegalAddress:
-        return "a thread read or wrote outside its buffer: check the bounds test of every thread (the last block "
-               "often has threads past the end of the data) and the index arithmetic";
+        return "a thread read or wrote outside its buffers. Check: the bounds test of every thread (the last block "
+               "often has threads past the end of the data); the index formula (row * width + column: which "
+               "dimension is contiguous, and its stride); the sizes you allocated (n * sizeof(float), not n); and "
+               "that every pointer given to a kernel is device memory (cudaMalloc or the harness's), not a host array";
       case cudaErrorMisalignedAddress:
         return "a load or store was not aligned to the size of its type: check pointer casts and vector loads";
       case cudaErrorLaunchFailure:
-        return "the kernel crashed: often an out-of-bounds access or a null device pointer";
+        return "the kernel crashed: often an out-of-bounds access (bounds test, index formula, allocated sizes), a "
+               "host pointer passed to a kernel, or a null device pointer";
       case cudaErrorInvalidConfiguration:
         return "the launch configuration is impossible: at most 1024 threads per block, no zero-sized grid or block, "
                "and shared memory within the device's limit";

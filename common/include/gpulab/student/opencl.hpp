@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <string>
+#include <type_traits>
 
 #include "gpulab/errors.hpp"
 
@@ -101,8 +102,17 @@ inline void check(cl_int status, const std::string& what) {
 // Sets every argument of `kernel` in order, checking each: set_args(k, in, out, rows, cols) is
 // clSetKernelArg(k, 0, sizeof in, &in), clSetKernelArg(k, 1, sizeof out, &out), ... For a __local
 // buffer, call clSetKernelArg(k, index, bytes, nullptr) yourself.
+// A kernel cannot read host memory, so a host pointer (float*, const int*...) as an argument does not
+// compile: pass the cl_mem buffer that holds the data.
+template <typename Arg>
+inline constexpr bool kIsKernelArgument =
+    !std::is_pointer_v<Arg> || std::is_same_v<Arg, cl_mem> || std::is_same_v<Arg, cl_sampler>;
+
 template <typename... Args>
 void set_args(cl_kernel kernel, const Args&... args) {
+  static_assert((kIsKernelArgument<Args> && ...),
+                "set_args: an argument is a host pointer (e.g. float*); a kernel cannot read host memory: pass the "
+                "cl_mem buffer that holds the data (clCreateBuffer, or the buffer the harness gave you)");
   cl_uint index = 0;
   auto set = [&](const auto& arg) {
     check(clSetKernelArg(kernel, index, sizeof arg, &arg), "setting kernel argument " + std::to_string(index));
