@@ -48,23 +48,16 @@ void check_solutions_pass(const std::string& backend) {
   }
 }
 
-// The task's launch function replaced by a call to the weaker task's, defined where the original
-// was, so code after it that calls the function still compiles.
+// A declared weaker kernel in place of the task's (lab_tests.hpp, plant_weaker_call).
 void check_weaker_call_fails_threshold(const std::string& backend, const LabTests& lab, const WeakerCall& w) {
   SourceTree tree("weaker-" + w.task + "-" + lab.name() + "-" + backend);
-  const fs::path folder = tree.root() / lab.manifest.id;
-  const auto task = find_signature(lab.manifest, folder, backend, lab.manifest.find_task(w.task)->function);
-  REQUIRE(task);  // the unit test of the declarations says which one is wrong
-  const std::string weaker_name = lab.manifest.find_task(w.calls)->function;
-  tree.replace(lab.manifest.id + "/" + task->file, task->opening,
-               task->opening + task->parameters + ") {\n  " + weaker_name + "(" + task->arguments + ");\n}\n\n" +
-                   task->opening.substr(0, task->opening.size() - 1) + "_unused(");
+  const std::string weaker = plant_weaker_call(tree, lab, w, backend);
   const auto run = run_check(tree.root(), gpu_args(backend) + " --lab " + lab.name() + " --task " + w.task);
   INFO(run.output);
   CHECK(run.status(lab.name(), w.task) == "too_slow");
   const auto& t = run.task(lab.name(), w.task);
   const double ratio = t.at("ratio"), bound = t.at("threshold");
-  MESSAGE(backend << ": " << weaker_name << " submitted as " << w.task << " reaches " << ratio << " ("
+  MESSAGE(backend << ": " << weaker << " submitted as " << w.task << " reaches " << ratio << " ("
                   << t.at("metric") << "); the bound is " << bound);
   CHECK(ratio * kMargin <= bound);
 }
@@ -72,10 +65,7 @@ void check_weaker_call_fails_threshold(const std::string& backend, const LabTest
 // Whole weaker files (solutions/<id>/weaker/) over the solution's: each listed task fails with margin.
 void check_weaker_files_fail(const std::string& backend, const LabTests& lab) {
   SourceTree tree("weaker-files-" + lab.name() + "-" + backend);
-  for (const auto& file : fs::directory_iterator(lab.weaker_files()))
-    if (file.path().extension() != ".md")
-      fs::copy_file(file.path(), tree.root() / lab.manifest.id / file.path().filename(),
-                    fs::copy_options::overwrite_existing);
+  plant_weaker_files(tree, lab);
   std::string args = gpu_args(backend) + " --lab " + lab.name();
   for (const auto& t : lab.weaker_file_tasks) args += " --task " + t;
   const auto run = run_check(tree.root(), args);

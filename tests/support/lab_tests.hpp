@@ -113,4 +113,29 @@ inline std::optional<Signature> find_signature(const gpulab::Manifest& manifest,
   return std::nullopt;
 }
 
+// Plants a declared weaker kernel in `tree` (a copy of the solutions) for `backend`: the task's launch
+// function becomes a call to the weaker task's, defined where the original was, so code after it that
+// calls the original still compiles. Returns the weaker function's name; throws if a function is
+// missing (the unit test of the declarations says which).
+inline std::string plant_weaker_call(SourceTree& tree, const LabTests& lab, const WeakerCall& w,
+                                     const std::string& backend) {
+  const fs::path folder = tree.root() / lab.manifest.id;
+  const std::string function = lab.manifest.find_task(w.task)->function;
+  const auto task = find_signature(lab.manifest, folder, backend, function);
+  if (!task) throw std::runtime_error("no " + backend + " file of " + lab.manifest.id + " defines " + function);
+  const std::string weaker = lab.manifest.find_task(w.calls)->function;
+  tree.replace(lab.manifest.id + "/" + task->file, task->opening,
+               task->opening + task->parameters + ") {\n  " + weaker + "(" + task->arguments + ");\n}\n\nvoid " +
+                   function + "_unused(");
+  return weaker;
+}
+
+// Copies the lab's whole weaker files (solutions/<id>/weaker/) over the solution's in `tree`.
+inline void plant_weaker_files(SourceTree& tree, const LabTests& lab) {
+  for (const auto& file : fs::directory_iterator(lab.weaker_files()))
+    if (file.path().extension() != ".md")
+      fs::copy_file(file.path(), tree.root() / lab.manifest.id / file.path().filename(),
+                    fs::copy_options::overwrite_existing);
+}
+
 }  // namespace gpulab::testing
