@@ -288,7 +288,8 @@ TEST_CASE("a compiler killed from outside is the grader's failure: retried, reco
   CHECK(failed.value("error", "").find("tried 3 times") != std::string::npos);
   CHECK(failed["labs"].empty());  // no compile_error, no zero
   const std::string csv = read_file(b.out / "grades.csv");
-  CHECK(csv.find(fmt::format("alice,alice,{},{:g},not graded,", std::string(graded_lab().tasks.size() + 1, ','),
+  // alice, her submission, an empty column per task and for the score, then the maximum
+  CHECK(csv.find(fmt::format("alice,alice{}{:g},not graded,", std::string(graded_lab().tasks.size() + 2, ','),
                              max_points())) != std::string::npos);
   CHECK_FALSE(fs::exists(b.out / "students" / "alice" / "results.json"));  // nothing to upload as a grade
 
