@@ -22,7 +22,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "batch.hpp"
 #include "cli_harness.hpp"
+#include "gpulab/manifest.hpp"
 #include "sandbox.hpp"
 
 namespace cli = gpulab::cli;
@@ -34,35 +36,37 @@ namespace {
 
 std::string g_backend = "opencl";
 
-std::vector<std::string> processes_mentioning(const std::string& text);  // below
+// The lab every batch here grades: the one the hostile corpus (tests/fixtures/submissions) was written
+// for, read from its layout, <student>/labs/<id>/, so one build of the lab serves every test.
+const gpulab::Manifest& graded_lab() {
+  static const gpulab::Manifest lab = [] {
+    const fs::path labs = repo_path("tests/fixtures/submissions/compile-error/labs");
+    const std::string id = fs::directory_iterator(labs)->path().filename().string();
+    return gpulab::load_manifest(repo_path("labs") / id / "lab.toml");
+  }();
+  return lab;
+}
 
-struct Batch {
-  fs::path submissions, out;
-  explicit Batch(const std::string& name)
-      : submissions(fs::path(GPULAB_SCRATCH) / name / "submissions"), out(fs::path(GPULAB_SCRATCH) / name / "out") {
-    fs::remove_all(submissions.parent_path());
-    fs::create_directories(submissions);
-  }
-  void add_folder(const std::string& student, const std::string& tree, const std::string& lab = "02-transpose") {
-    fs::create_directories(submissions / student / "labs");
-    fs::copy(repo_path(tree) / lab, submissions / student / "labs" / lab, fs::copy_options::recursive);
-  }
-  int grade(const std::string& args, std::string& output) const {
-    return run_command(fmt::format("'{}' grade --submissions '{}' --out '{}' {}", GPULAB_CLI, submissions.string(),
-                                   out.string(), args),
-                       output);
-  }
-  json result(const std::string& student) const {
-    return json::parse(read_file(out / "students" / student / "result.json"));
-  }
-};
+// "--lab <name> --backend <backend>", the start of every batch's arguments.
+std::string lab_args(const std::string& backend = "opencl") {
+  return "--lab " + graded_lab().name + " --backend " + backend;
+}
 
-std::map<std::string, std::string> statuses(const json& result) {
+// Every task of the graded lab with one status, as statuses() gives them.
+std::map<std::string, std::string> every_task(const std::string& status) {
   std::map<std::string, std::string> out;
-  for (const auto& l : result["labs"])
-    for (const auto& t : l["tasks"]) out[t["task"]] = t["status"];
+  for (const auto& t : graded_lab().tasks) out[t.name] = status;
   return out;
 }
+
+// The points the graded lab's tasks are worth without the bonus ones (a result's max_score).
+double max_points() {
+  double sum = 0;
+  for (const auto& t : graded_lab().tasks) sum += t.bonus ? 0 : t.points;
+  return sum;
+}
+
+std::vector<std::string> processes_mentioning(const std::string& text);  // below
 
 std::string messages(const json& result) {
   std::string out = result.value("error", "");
@@ -98,46 +102,55 @@ std::vector<fs::path> leftovers(const fs::path& out) {
 
 TEST_CASE("a batch grades folders and archives, writes gradebook, Gradescope results and feedback, and skips unchanged students on a rerun") {
   Batch b("grade-resume");
-  b.add_folder("alice", "solutions");
-  b.add_folder("bob", "labs");
-  b.add_folder("carol-src", "solutions");
+  b.add_folder("alice", "solutions", graded_lab().id);
+  b.add_folder("bob", "labs", graded_lab().id);
+  b.add_folder("carol-src", "solutions", graded_lab().id);
   std::string output;
   REQUIRE(run_command(fmt::format("cd '{}' && tar czf carol.tar.gz -C carol-src . && rm -r carol-src", b.submissions.string()),
                       output) == 0);
 
   output.clear();
-  REQUIRE(b.grade("--lab transpose --backend opencl", output) == 0);  // one job: timings undisturbed
+  REQUIRE(b.grade(lab_args(), output) == 0);  // one job: timings undisturbed
   INFO(output);
   CHECK(output.find("graded 3 of 3 submissions") != std::string::npos);
   const json alice = b.result("alice"), bob = b.result("bob"), carol = b.result("carol");
   CHECK(all_correct(alice));
-  CHECK(alice["max_score"] == 10.0);
-  CHECK(statuses(alice)["naive"] == "passed");
-  CHECK(alice["score"].get<double>() >= 3.0);
+  const auto& lab = graded_lab();
+  const gpulab::Task& first_task = lab.tasks.front();  // the naive one, which passes on any device
+  CHECK(alice["max_score"] == max_points());
+  CHECK(statuses(alice)[first_task.name] == "passed");
+  CHECK(alice["score"].get<double>() >= first_task.points);
   CHECK(all_correct(carol));
   CHECK(carol["content_hash"] == alice["content_hash"]);  // the same files, whatever the packaging
   CHECK(bob["score"] == 0.0);
-  CHECK(statuses(bob) == std::map<std::string, std::string>{{"naive", "not_implemented"}, {"optimized", "not_implemented"}});
+  CHECK(statuses(bob) == every_task("not_implemented"));
   CHECK(alice["seed"].get<std::uint64_t>() != 0);
   CHECK(alice["isolation"].get<std::string>().find("limits:") != std::string::npos);
   CHECK(alice["labs"][0]["device"].contains("name"));  // every student's report names the device and calibration
   CHECK(alice["labs"][0]["calibration"]["rates"].contains("copy"));
 
   const std::string csv = read_file(b.out / "grades.csv");
-  CHECK(csv.rfind("student,submission,02-transpose/naive,02-transpose/optimized,score,max_score,status,error,findings\n", 0) == 0);
-  for (const auto& [student, file] : {std::pair{alice, "alice"}, {bob, "bob"}, {carol, "carol.tar.gz"}})
-    CHECK(csv.find(fmt::format("\n{},{},{},{},{:g},10,graded,,\n", student["student"].get<std::string>(), file, points(student, "naive"),
-                               points(student, "optimized"), student["score"].get<double>())) != std::string::npos);
+  std::vector<std::string> task_columns;
+  for (const auto& t : lab.tasks) task_columns.push_back(lab.id + "/" + t.name);
+  CHECK(csv.rfind(fmt::format("student,submission,{},score,max_score,status,error,findings\n", fmt::join(task_columns, ",")),
+                  0) == 0);
+  for (const auto& [student, file] : {std::pair{alice, "alice"}, {bob, "bob"}, {carol, "carol.tar.gz"}}) {
+    std::vector<std::string> task_points;
+    for (const auto& t : lab.tasks) task_points.push_back(points(student, t.name));
+    CHECK(csv.find(fmt::format("\n{},{},{},{:g},{:g},graded,,\n", student["student"].get<std::string>(), file,
+                               fmt::join(task_points, ","), student["score"].get<double>(), max_points())) !=
+          std::string::npos);
+  }
 
   const json gradescope = json::parse(read_file(b.out / "students" / "bob" / "results.json"));
   CHECK(gradescope["score"] == 0.0);
-  REQUIRE(gradescope["tests"].size() == 2);
-  CHECK(gradescope["tests"][0]["name"] == "02-transpose / naive (transpose_naive)");
-  CHECK(gradescope["tests"][0]["max_score"] == 3.0);
+  REQUIRE(gradescope["tests"].size() == lab.tasks.size());
+  CHECK(gradescope["tests"][0]["name"] == fmt::format("{} / {} ({})", lab.id, first_task.name, first_task.function));
+  CHECK(gradescope["tests"][0]["max_score"] == first_task.points);
   CHECK(gradescope["tests"][0]["output"].get<std::string>().find("not implemented") != std::string::npos);
   const std::string feedback = read_file(b.out / "students" / "bob" / "feedback.html");
   CHECK(feedback.find("Feedback for bob") != std::string::npos);
-  CHECK(feedback.find("transpose_naive") != std::string::npos);
+  CHECK(feedback.find(first_task.function) != std::string::npos);
   // The summary page needs matplotlib (install-deps installs it); without it the batch says so.
   CHECK((fs::exists(b.out / "index.html") || output.find("summary page was not written") != std::string::npos));
   const json batch = json::parse(read_file(b.out / "batch.json"));
@@ -146,30 +159,29 @@ TEST_CASE("a batch grades folders and archives, writes gradebook, Gradescope res
 
   // Unchanged: skipped. One file changed: only that student. --force: everyone.
   output.clear();
-  REQUIRE(b.grade("--lab transpose --backend opencl --jobs 2", output) == 0);
+  REQUIRE(b.grade(lab_args() + " --jobs 2", output) == 0);
   CHECK(output.find("graded 0 of 3 submissions (0 refused, 3 unchanged and skipped)") != std::string::npos);
   CHECK(b.result("alice")["graded_at"] == alice["graded_at"]);
-  write_file(b.submissions / "bob/labs/02-transpose/transpose.cl",
-             read_file(b.submissions / "bob/labs/02-transpose/transpose.cl") + "\n// resubmitted\n");
+  const fs::path kernel = b.submissions / "bob/labs" / lab.id / lab.files_with_extension("opencl", ".cl").front();
+  write_file(kernel, read_file(kernel) + "\n// resubmitted\n");
   output.clear();
-  REQUIRE(b.grade("--lab transpose --backend opencl --jobs 2", output) == 0);
+  REQUIRE(b.grade(lab_args() + " --jobs 2", output) == 0);
   CHECK(output.find("graded 1 of 3 submissions (0 refused, 2 unchanged and skipped)") != std::string::npos);
   CHECK(b.result("bob")["content_hash"] != bob["content_hash"]);
   output.clear();
-  REQUIRE(b.grade("--lab transpose --backend opencl --jobs 2 --force", output) == 0);
+  REQUIRE(b.grade(lab_args() + " --jobs 2 --force", output) == 0);
   CHECK(output.find("graded 3 of 3 submissions") != std::string::npos);
   output.clear();  // other limits can change a result: everyone again
-  REQUIRE(b.grade("--lab transpose --backend opencl --jobs 2 --time-limit 600", output) == 0);
+  REQUIRE(b.grade(lab_args() + " --jobs 2 --time-limit 600", output) == 0);
   CHECK(output.find("graded 3 of 3 submissions") != std::string::npos);
   CHECK(leftovers(b.out).empty());
 }
 
 TEST_CASE("a batch killed in the middle leaves no half-written result, and the next run grades only what is missing") {
   Batch b("grade-kill");
-  for (const char* s : {"s1", "s2", "s3", "s4"}) b.add_folder(s, "solutions");
-  const std::string command = fmt::format("exec '{}' grade --submissions '{}' --out '{}' --lab transpose --backend opencl --quiet "
-                                          ">/dev/null 2>&1",
-                                          GPULAB_CLI, b.submissions.string(), b.out.string());
+  for (const char* s : {"s1", "s2", "s3", "s4"}) b.add_folder(s, "solutions", graded_lab().id);
+  const std::string command = fmt::format("exec '{}' grade --submissions '{}' --out '{}' {} --quiet >/dev/null 2>&1",
+                                          GPULAB_CLI, b.submissions.string(), b.out.string(), lab_args());
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
@@ -197,7 +209,7 @@ TEST_CASE("a batch killed in the middle leaves no half-written result, and the n
   CHECK(recorded < 4);  // it really was stopped in the middle
 
   std::string output;
-  REQUIRE(b.grade("--lab transpose --backend opencl", output) == 0);
+  REQUIRE(b.grade(lab_args(), output) == 0);
   INFO(output);
   CHECK(output.find(fmt::format("graded {} of 4 submissions (0 refused, {} unchanged and skipped)", 4 - recorded, recorded)) !=
         std::string::npos);
@@ -210,17 +222,18 @@ TEST_CASE("two batches and a check at once on one machine grade every student as
   // Each batch runs two jobs, so both want the first two sandbox users at the same time.
   Batch first("grade-concurrent-1"), second("grade-concurrent-2");
   for (Batch* b : {&first, &second}) {
-    for (const char* s : {"s1", "s2", "s3"}) b->add_folder(s, "solutions");
-    b->add_folder("skeleton", "labs");
+    for (const char* s : {"s1", "s2", "s3"}) b->add_folder(s, "solutions", graded_lab().id);
+    b->add_folder("skeleton", "labs", graded_lab().id);
   }
   std::string output_first, output_second, output_check;
   int status_first = -1, status_second = -1, status_check = -1;
-  std::thread batch_one([&] { status_first = first.grade("--lab transpose --backend opencl --jobs 2", output_first); });
+  std::thread batch_one([&] { status_first = first.grade(lab_args() + " --jobs 2", output_first); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  std::thread batch_two([&] { status_second = second.grade("--lab transpose --backend opencl --jobs 2", output_second); });
+  std::thread batch_two([&] { status_second = second.grade(lab_args() + " --jobs 2", output_second); });
   std::thread check([&] {
-    status_check = run_command(fmt::format("'{}' check --source '{}' --lab transpose --backend opencl --json '{}'", GPULAB_CLI,
-                                           repo_path("solutions").string(), (first.out.parent_path() / "check.json").string()),
+    status_check = run_command(fmt::format("'{}' check --source '{}' {} --json '{}'", GPULAB_CLI,
+                                           repo_path("solutions").string(), lab_args(),
+                                           (first.out.parent_path() / "check.json").string()),
                                output_check);
   });
   batch_one.join();
@@ -237,41 +250,11 @@ TEST_CASE("two batches and a check at once on one machine grade every student as
       CHECK_FALSE(r.value("grader_error", false));
     }
     const json skeleton = b->result("skeleton");
-    CHECK(statuses(skeleton) ==
-          std::map<std::string, std::string>{{"naive", "not_implemented"}, {"optimized", "not_implemented"}});
+    CHECK(statuses(skeleton) == every_task("not_implemented"));
     CHECK(read_file(b->out / "grades.csv").find("not graded") == std::string::npos);
   }
   const json checked = json::parse(read_file(first.out.parent_path() / "check.json"));
   for (const auto& t : checked["labs"][0]["tasks"]) CHECK(t["cases_passed"] == t["cases_total"]);
-}
-
-TEST_CASE("a kernel wrong only on a hidden case loses the task, and its feedback names neither the case nor its size") {
-  Batch b("grade-hidden-failure");
-  b.add_folder("sly", "solutions", "00-hello");
-  const fs::path kernel = b.submissions / "sly" / "labs" / "00-hello" / "hello.cl";
-  std::string text = read_file(kernel);
-  const std::string bounds = "if (i < n)";
-  REQUIRE(text.find(bounds) != std::string::npos);
-  text.replace(text.find(bounds), bounds.size(), "if (i < n && n != 257)");  // 257 characters: a hidden case
-  write_file(kernel, text);
-  std::string output;
-  REQUIRE(b.grade("--lab hello --backend opencl", output) == 0);
-  INFO(output);
-  const json r = b.result("sly");
-  CHECK(statuses(r)["hello"] == "wrong_result");
-  CHECK(r["score"] == 0.0);
-  const json* hello = nullptr;
-  for (const auto& t : r["labs"][0]["tasks"]) hello = &t;
-  REQUIRE(hello);
-  CHECK(hello->value("message", "").rfind("(hidden case)", 0) == 0);  // the instructor's record says which kind
-  // Every case ran: the visible ones passed in one process, the hidden ones in another.
-  CHECK((*hello)["cases_passed"].get<int>() + 1 == (*hello)["cases_total"].get<int>());
-  for (const char* file : {"results.json", "feedback.txt", "feedback.html"}) {
-    const std::string seen = read_file(b.out / "students" / "sly" / file);
-    CAPTURE(file);
-    CHECK(seen.find("257") == std::string::npos);
-    CHECK(seen.find("does not publish") != std::string::npos);
-  }
 }
 
 TEST_CASE("a compiler killed from outside is the grader's failure: retried, recorded as not graded, and regraded later") {
@@ -290,10 +273,10 @@ TEST_CASE("a compiler killed from outside is the grader's failure: retried, reco
   write_file(fake / "toolchain.json", toolchain.dump(2));
 
   Batch b("grade-grader-failure/batch");
-  b.add_folder("alice", "solutions");
+  b.add_folder("alice", "solutions", graded_lab().id);
   std::string output;
-  const int status = run_command(fmt::format("'{}' grade --submissions '{}' --out '{}' --lab transpose --backend opencl",
-                                             (fake / "gpulab").string(), b.submissions.string(), b.out.string()),
+  const int status = run_command(fmt::format("'{}' grade --submissions '{}' --out '{}' {}", (fake / "gpulab").string(),
+                                             b.submissions.string(), b.out.string(), lab_args()),
                                  output);
   INFO(output);
   CHECK(status != 0);  // the batch says the grader failed for someone
@@ -305,12 +288,14 @@ TEST_CASE("a compiler killed from outside is the grader's failure: retried, reco
   CHECK(failed.value("error", "").find("tried 3 times") != std::string::npos);
   CHECK(failed["labs"].empty());  // no compile_error, no zero
   const std::string csv = read_file(b.out / "grades.csv");
-  CHECK(csv.find("alice,alice,,,,10,not graded,") != std::string::npos);
+  // alice, her submission, an empty column per task and for the score, then the maximum
+  CHECK(csv.find(fmt::format("alice,alice{}{:g},not graded,", std::string(graded_lab().tasks.size() + 2, ','),
+                             max_points())) != std::string::npos);
   CHECK_FALSE(fs::exists(b.out / "students" / "alice" / "results.json"));  // nothing to upload as a grade
 
   // The real grader grades the student on the next run, although the files did not change.
   output.clear();
-  REQUIRE(b.grade("--lab transpose --backend opencl", output) == 0);
+  REQUIRE(b.grade(lab_args(), output) == 0);
   INFO(output);
   CHECK(output.find("graded 1 of 1 submissions") != std::string::npos);
   CHECK(all_correct(b.result("alice")));
@@ -481,7 +466,7 @@ TEST_CASE("a batch with hostile and broken submissions gives each a clear error 
   REQUIRE(run_command(fmt::format("/usr/bin/python3 '{}' '{}' '{}'", (corpus / "make_archives.py").string(), GPULAB_REPO,
                                   b.submissions.string()),
                       output) == 0);
-  for (const char* good : {"good-1", "good-2"}) b.add_folder(good, "solutions");
+  for (const char* good : {"good-1", "good-2"}) b.add_folder(good, "solutions", graded_lab().id);
 
   std::map<std::string, std::string> before;  // files a submission must not change
   for (const auto& [name, node] : expected)
@@ -493,9 +478,8 @@ TEST_CASE("a batch with hostile and broken submissions gives each a clear error 
   // CPU timings of two jobs at once are not what this test is about: on PoCL a correct task may be
   // too slow; on a GPU each timing run has the GPU to itself, and good students must pass.
   output.clear();
-  const int status = b.grade(fmt::format("--lab transpose --backend {} --jobs 2 --timeout 10 --time-limit 120 --memory 4 "
-                                         "--processes 128 --output-limit 16",
-                                         g_backend),
+  const int status = b.grade(lab_args(g_backend) + " --jobs 2 --timeout 10 --time-limit 120 --memory 4 --processes 128 "
+                                                  "--output-limit 16",
                              output);
   INFO(output);
   REQUIRE(status == 0);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <sstream>
+#include <stdexcept>
 
 #include "cli_harness.hpp"
 #include "gpulab/manifest.hpp"
@@ -12,6 +13,17 @@
 using namespace gpulab::testing;
 
 namespace {
+
+// The lab these tests run: the first with hidden cases and a single task, so that the runner's events
+// are one task's.
+const gpulab::Manifest& one_task_lab() {
+  static const gpulab::Manifest lab = [] {
+    for (auto& manifest : gpulab::load_all_manifests(repo_path("labs")))
+      if (manifest.tasks.size() == 1 && manifest.has_hidden_cases()) return manifest;
+    throw std::runtime_error("no lab has a single task and hidden cases");
+  }();
+  return lab;
+}
 
 struct RunnerEvents {
   std::vector<gpulab::CaseResult> cases;
@@ -23,10 +35,10 @@ RunnerEvents run_runner(const fs::path& runner, const std::string& secrets, cons
   const fs::path progress = fs::path(GPULAB_SCRATCH) / ("hidden-cases-" + name + ".jsonl");
   fs::remove(progress);
   std::string output;
+  const fs::path solution = repo_path("solutions") / one_task_lab().id;
   const int exit_code = run_command("printf '%s\\n' '" + secrets + "' | '" + runner.string() + "' --manifest '" +
-                                        repo_path("labs/00-hello/lab.toml").string() + "' --student-dir '" +
-                                        repo_path("solutions/00-hello").string() + "' --backend opencl --progress '" +
-                                        progress.string() + "'",
+                                        one_task_lab().path.string() + "' --student-dir '" + solution.string() +
+                                        "' --backend opencl --progress '" + progress.string() + "'",
                                     output);
   INFO(output);
   REQUIRE(exit_code == expected_exit);
@@ -44,18 +56,18 @@ RunnerEvents run_runner(const fs::path& runner, const std::string& secrets, cons
 
 TEST_CASE("the lab runner runs the hidden cases only when its standard input asks, alone and marked hidden, and gpulab check runs none") {
   // With the random cases the seed draws: visible ones in every run, hidden ones only when grading.
-  const gpulab::Manifest manifest =
-      gpulab::with_random_cases(gpulab::load_manifest(repo_path("labs/00-hello/lab.toml")), 12345, true);
+  const auto& lab = one_task_lab();
+  const gpulab::Manifest manifest = gpulab::with_random_cases(lab, 12345, true);
   std::vector<std::string> hidden, visible;
   for (const auto& c : manifest.cases) (c.hidden ? hidden : visible).push_back(c.name);
   REQUIRE_FALSE(hidden.empty());
 
   // `gpulab check` builds the runner (and runs only the visible cases).
-  const auto check = run_check(repo_path("solutions"), "--backend opencl --lab hello --seed 12345");
+  const auto check = run_check(repo_path("solutions"), "--backend opencl --lab " + lab.name + " --seed 12345");
   INFO(check.output);
   REQUIRE(check.exit_code == 0);
-  CHECK(check.task("hello", "hello").at("cases_total") == visible.size());
-  const fs::path runner = fs::path(GPULAB_CLI).parent_path() / "students/solutions/00-hello/opencl/runner";
+  CHECK(check.task(lab.name, lab.tasks.front().name).at("cases_total") == visible.size());
+  const fs::path runner = fs::path(GPULAB_CLI).parent_path() / "students/solutions" / lab.id / "opencl/runner";
   REQUIRE_MESSAGE(fs::exists(runner), "gpulab check no longer leaves its runner at " << runner);
 
   auto names_of = [](const RunnerEvents& e) {
@@ -87,21 +99,21 @@ TEST_CASE("the lab runner runs the hidden cases only when its standard input ask
 TEST_CASE("student code sees neither the seed nor the case names in its arguments or environment") {
   // A static constructor gets argc, argv and envp from the C library without naming any symbol: the
   // spy prints them all, and the run's output must hold neither the seed nor a case name.
+  const auto& lab = one_task_lab();
   SourceTree tree("secrets-spy");
-  tree.append("00-hello/hello_opencl.cpp", R"(#include <cstdio>
+  tree.append(lab.id + "/" + lab.files_with_extension("opencl", ".cpp").front(), R"(#include <cstdio>
 __attribute__((constructor)) static void gpulab_test_spy(int argc, char** argv, char** envp) {
   std::printf("spy: argc=%d\n", argc);
   for (int i = 0; i < argc; ++i) std::printf("spy argv: %s\n", argv[i]);
   for (char** e = envp; e && *e; ++e) std::printf("spy env: %s\n", *e);
 })");
-  const auto run = run_check(tree.root(), "--backend opencl --lab hello --seed 987654321987");
+  const auto run = run_check(tree.root(), "--backend opencl --lab " + lab.name + " --seed 987654321987");
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   const std::string printed = run.report.at("labs").at(0).value("output", "");
   REQUIRE(printed.find("spy argv: ") != std::string::npos);  // the spy ran
   CHECK(printed.find("987654321987") == std::string::npos);
-  const gpulab::Manifest manifest = gpulab::load_manifest(repo_path("labs/00-hello/lab.toml"));
-  for (const auto& c : manifest.cases) {
+  for (const auto& c : lab.cases) {
     CAPTURE(c.name);
     CHECK(printed.find(c.name) == std::string::npos);
   }

@@ -117,6 +117,7 @@ TEST_CASE("the student release builds, reports the skeleton as not implemented, 
   const fs::path repo = root / "repo";
   write_student_release(GPULAB_REPO, repo);
   const fs::path build = repo / "build";
+  const gpulab::Manifest lab = gpulab::load_all_manifests(repo_path("labs")).front();
 
   std::string output;
   const std::string configure = std::string("'") + GPULAB_CMAKE + "' -S '" + repo.string() + "' -B '" + build.string() +
@@ -124,13 +125,13 @@ TEST_CASE("the student release builds, reports the skeleton as not implemented, 
   REQUIRE_MESSAGE(run_command(configure, output) == 0, output);
   output.clear();
   const std::string compile = std::string("'") + GPULAB_CMAKE + "' --build '" + build.string() +
-                              "' --parallel 2 --target gpulab gpulab_harness_hello_opencl";
+                              "' --parallel 2 --target gpulab gpulab_harness_" + lab.name + "_opencl";
   REQUIRE_MESSAGE(run_command(compile, output) == 0, output);
 
   // `gpulab check` grades the student's own labs/ by default, as `make check` does.
   output.clear();
   const fs::path json = root / "report.json";
-  const int exit_code = run_command("'" + (build / "gpulab").string() + "' check --lab hello --backend opencl --json '" +
+  const int exit_code = run_command("'" + (build / "gpulab").string() + "' check --lab " + lab.name + " --backend opencl --json '" +
                                         json.string() + "'",
                                     output);
   INFO(output);
@@ -138,9 +139,12 @@ TEST_CASE("the student release builds, reports the skeleton as not implemented, 
   REQUIRE(fs::exists(json));
   CliRun run;
   run.report = nlohmann::json::parse(read_file(json));
-  CHECK(run.status("hello", "hello") == "not_implemented");
-  CHECK(run.task("hello", "hello").at("message").get<std::string>().find("labs/00-hello/hello_opencl.cpp:") !=
-        std::string::npos);
+  for (const auto& task : lab.tasks) {
+    CAPTURE(task.name);
+    CHECK(run.status(lab.name, task.name) == "not_implemented");
+    CHECK(run.task(lab.name, task.name).at("message").get<std::string>().find("labs/" + lab.id + "/") !=
+          std::string::npos);
+  }
 
   // `make test` there: the tests that need the solutions are replaced by one that says so.
   output.clear();

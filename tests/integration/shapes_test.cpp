@@ -12,15 +12,11 @@
 #include "cli_harness.hpp"
 #include "gpulab/image.hpp"
 #include "gpulab/manifest.hpp"
+#include "lab_tests.hpp"
 
 using namespace gpulab::testing;
 
 namespace {
-
-struct Whitelisted {
-  std::string lab_folder, task, file, signature;
-  std::vector<std::string> dims;  // the launch function's parameters that make a shape
-};
 
 // The shape of a listed case as the launch function sees it.
 std::vector<long> shape_of(const gpulab::Case& c, const std::vector<std::string>& dims) {
@@ -39,51 +35,53 @@ std::vector<long> shape_of(const gpulab::Case& c, const std::vector<std::string>
 }
 
 // C++ that returns from the launch function unless its shape is one the student release lists.
-std::string whitelist(const Whitelisted& w) {
-  const auto manifest = gpulab::without_hidden_cases(gpulab::load_manifest(repo_path("labs/" + w.lab_folder + "/lab.toml")));
+std::string whitelist(const LabTests& lab) {
+  const auto manifest = gpulab::without_hidden_cases(lab.manifest);
+  const auto& dims = lab.shapes_dims;
   std::vector<std::string> rows;
-  for (const gpulab::Case* c : manifest.cases_for(gpulab::DeviceClass::cpu, w.task))
-    rows.push_back(fmt::format("{{{}}}", fmt::join(shape_of(*c, w.dims), ", ")));
-  for (const gpulab::Case* c : manifest.cases_for(gpulab::DeviceClass::gpu, w.task))
-    if (c->timing) rows.push_back(fmt::format("{{{}}}", fmt::join(shape_of(*c, w.dims), ", ")));
+  for (const gpulab::Case* c : manifest.cases_for(gpulab::DeviceClass::cpu, lab.shapes_task))
+    rows.push_back(fmt::format("{{{}}}", fmt::join(shape_of(*c, dims), ", ")));
+  for (const gpulab::Case* c : manifest.cases_for(gpulab::DeviceClass::gpu, lab.shapes_task))
+    if (c->timing) rows.push_back(fmt::format("{{{}}}", fmt::join(shape_of(*c, dims), ", ")));
   return fmt::format(
       "\n  static const long listed[][{0}] = {{{1}}};  // planted: only the shapes in lab.toml\n"
       "  const long shape[{0}] = {{{2}}};\n"
       "  bool known = false;\n"
       "  for (const auto& s : listed) known = known || std::equal(s, s + {0}, shape);\n"
       "  if (!known) return;\n",
-      w.dims.size(), fmt::join(rows, ", "), fmt::join(w.dims, ", "));
+      dims.size(), fmt::join(rows, ", "), fmt::join(dims, ", "));
+}
+
+// Plants the whitelist in the task's OpenCL launch function: the original, renamed, runs only for a
+// listed shape. Renaming rather than editing its body works however the signature is laid out.
+void plant_whitelist(SourceTree& tree, const LabTests& lab) {
+  const fs::path folder = tree.root() / lab.manifest.id;
+  const auto task = find_signature(lab.manifest, folder, "opencl", lab.manifest.find_task(lab.shapes_task)->function);
+  REQUIRE(task);  // the unit test of the declarations says what is wrong
+  const std::string name = task->opening.substr(0, task->opening.size() - 1);
+  const std::string all_shapes = name.substr(5) + "_all_shapes";
+  tree.replace(lab.manifest.id + "/" + task->file, task->opening,
+               "void " + all_shapes + "(" + task->parameters + ");\n\n" + task->opening + task->parameters + ") {" +
+                   whitelist(lab) + "  " + all_shapes + "(" + task->arguments + ");\n}\n\nvoid " + all_shapes + "(");
+  tree.replace(lab.manifest.id + "/" + task->file, "#include", "#include <algorithm>\n#include");
 }
 
 }  // namespace
 
 TEST_CASE("in every lab, a solution that computes only the shapes listed in lab.toml fails on the random ones") {
-  const std::vector<Whitelisted> labs{
-      {"00-hello", "hello", "00-hello/hello_opencl.cpp",
-       "void hello(const gpulab::OpenCLLab& lab, const char* text, const int* offsets, char* result, int n) {", {"n"}},
-      {"01-matmul", "naive", "01-matmul/matmul_opencl.cpp",
-       "void matmul_naive(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k) {",
-       {"m", "n", "k"}},
-      {"02-transpose", "naive", "02-transpose/transpose_opencl.cpp",
-       "void transpose_naive(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int rows, int cols) {", {"rows", "cols"}},
-      {"03-bitonic", "any-n", "03-bitonic/bitonic_opencl.cpp",
-       "void bitonic_any_n(const gpulab::OpenCLLab& lab, cl_mem keys, int n) {", {"n"}},
-      {"04-filter", "box", "04-filter/filter_opencl.cpp",
-       "void box_naive(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height, int radius) {",
-       {"width", "height", "radius"}}};
+  const auto labs = all_lab_tests();
   SourceTree tree("shapes-whitelist");
-  for (const auto& w : labs) {
-    tree.replace(w.file, w.signature, w.signature + whitelist(w));
-    tree.replace(w.file, "#include", "#include <algorithm>\n#include");
+  std::string args = "--backend opencl --seed 4";
+  for (const auto& lab : labs) {
+    plant_whitelist(tree, lab);
+    args += " --lab " + lab.name() + " --task " + lab.shapes_task;
   }
-  const auto run = run_check(tree.root(), "--backend opencl --seed 4 --lab hello --lab matmul --lab transpose --lab bitonic "
-                                          "--lab filter --task hello --task naive --task any-n --task box");
+  const auto run = run_check(tree.root(), args);
   INFO(run.output);
   REQUIRE(run.report.is_object());
-  const std::vector<std::string> names{"hello", "matmul", "transpose", "bitonic", "filter"};
-  for (std::size_t i = 0; i < labs.size(); ++i) {
-    CAPTURE(names[i]);
-    const auto& task = run.task(names[i], labs[i].task);
+  for (const auto& lab : labs) {
+    CAPTURE(lab.name());
+    const auto& task = run.task(lab.name(), lab.shapes_task);
     CHECK(task.at("status") == "wrong_result");
     int random_failed = 0;
     for (const auto& c : task.at("cases")) {

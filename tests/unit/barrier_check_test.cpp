@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "barrier_findings.hpp"
 #include "gpulab/manifest.hpp"
 
 using namespace gpulab;
@@ -22,30 +23,17 @@ const std::string kLoop = "barrier in a loop with a thread-dependent bound";
 const std::string kReturn = "early return before a barrier";
 
 std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  REQUIRE(fs::exists(path));
+  return gpulab::testing::read_file(path);
 }
 
-// `text` with `from` replaced by `to`, which must be there.
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE_MESSAGE(at != std::string::npos, "the text to mutate is not in the file: " << from);
-  return text.replace(at, from.size(), to);
-}
-
-std::string all(const std::vector<cli::BarrierFinding>& findings) {
-  std::string out;
-  for (const auto& f : findings) out += fmt::format("{}: {}\n", f.line, cli::describe(f));
-  return out;
-}
+using gpulab::testing::all_findings;
+using gpulab::testing::replaced;
 
 }  // namespace
 
 TEST_CASE("a barrier moved into a bounds test of a thread index is found, with its line, kernel and condition") {
-  const std::string source = R"(__global__ void transpose_tiled(const float* in, float* out, int rows, int cols) {
+  const std::string source = R"(__global__ void smooth_tiled(const float* in, float* out, int rows, int cols) {
   __shared__ float tile[32][33];
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
@@ -57,15 +45,15 @@ TEST_CASE("a barrier moved into a bounds test of a thread index is found, with i
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].line == 7);
-  CHECK(found[0].kernel == "transpose_tiled");
+  CHECK(found[0].kernel == "smooth_tiled");
   CHECK(found[0].in_kernel);
   CHECK(found[0].barrier == "__syncthreads()");
   CHECK(found[0].kind == kCondition);
   CHECK(found[0].condition == "col < cols && row < rows");
   const std::string text = cli::describe(found[0]);
-  CHECK(text.rfind("__syncthreads() under `if (col < cols && row < rows)` in kernel transpose_tiled — ", 0) == 0);
+  CHECK(text.rfind("__syncthreads() under `if (col < cols && row < rows)` in kernel smooth_tiled — ", 0) == 0);
   CHECK(text.find("Move the barrier out of the if") != std::string::npos);
   CHECK(text.find("guard only the loads and stores") != std::string::npos);
 }
@@ -81,7 +69,7 @@ TEST_CASE("an OpenCL barrier under a condition on get_global_id is found, in wor
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].line == 6);
   CHECK(found[0].barrier == "barrier(CLK_LOCAL_MEM_FENCE)");
   CHECK(found[0].kind == kCondition);
@@ -98,7 +86,7 @@ TEST_CASE("an early return on a thread-dependent test before a later barrier is 
 }
 )";
   auto found = cli::find_divergent_barriers(cuda);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].line == 3);
   CHECK(found[0].kind == kReturn);
   CHECK(found[0].condition == "row >= rows");
@@ -113,7 +101,7 @@ TEST_CASE("an early return on a thread-dependent test before a later barrier is 
 }
 )";
   found = cli::find_divergent_barriers(opencl);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].line == 4);
   CHECK(found[0].kind == kReturn);
   CHECK(found[0].barrier == "work_group_barrier(CLK_LOCAL_MEM_FENCE)");
@@ -128,7 +116,7 @@ TEST_CASE("a return after the last barrier, or on a condition uniform in the blo
   a[x] = 0;
 }
 )";
-  CHECK(all(cli::find_divergent_barriers(source)).empty());
+  CHECK(all_findings(cli::find_divergent_barriers(source)).empty());
 }
 
 TEST_CASE("a barrier in a loop whose bound or start depends on the thread is found, for, while and do-while") {
@@ -146,7 +134,7 @@ TEST_CASE("a barrier in a loop whose bound or start depends on the thread is fou
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 3, all(found));
+  REQUIRE_MESSAGE(found.size() == 3, all_findings(found));
   CHECK(found[0].line == 4);
   CHECK(found[0].kind == kLoop);
   CHECK(found[0].condition == "i < n");
@@ -170,7 +158,7 @@ TEST_CASE("a barrier in a loop with a uniform bound, from arguments, blockDim an
   while (s > 0) { __syncthreads(); s >>= 1; }
 }
 )";
-  CHECK(all(cli::find_divergent_barriers(source)).empty());
+  CHECK(all_findings(cli::find_divergent_barriers(source)).empty());
 }
 
 TEST_CASE("a barrier in the else branch of a thread-dependent if is found, and in an else-if chain") {
@@ -183,7 +171,7 @@ TEST_CASE("a barrier in the else branch of a thread-dependent if is found, and i
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 2, all(found));
+  REQUIRE_MESSAGE(found.size() == 2, all_findings(found));
   CHECK(found[0].line == 3);
   CHECK(found[0].summary.find("in the else branch of `if (threadIdx.x < 32)`") != std::string::npos);
   CHECK(found[1].line == 6);
@@ -202,7 +190,7 @@ TEST_CASE("braceless bodies count as one statement: the barrier after them is ou
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].line == 8);
   CHECK(found[0].barrier == "__syncthreads_or(a[i] > 0)");
 }
@@ -221,7 +209,7 @@ TEST_CASE("nested loops: a thread-dependent inner loop inside a uniform one is f
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].line == 8);
   CHECK(found[0].kind == kLoop);
 }
@@ -237,7 +225,7 @@ TEST_CASE("barriers named in comments and strings are not calls") {
   __syncthreads();
 }
 )";
-  CHECK(all(cli::find_divergent_barriers(source)).empty());
+  CHECK(all_findings(cli::find_divergent_barriers(source)).empty());
 }
 
 TEST_CASE("__syncwarp is not a block barrier, and blockIdx alone is uniform in a block") {
@@ -247,7 +235,7 @@ TEST_CASE("__syncwarp is not a block barrier, and blockIdx alone is uniform in a
   if (blockIdx.y * blockDim.y > n) __syncthreads();
 }
 )";
-  CHECK(all(cli::find_divergent_barriers(source)).empty());
+  CHECK(all_findings(cli::find_divergent_barriers(source)).empty());
 }
 
 TEST_CASE("a thread-dependent if that does not contain the barrier, or has closed before it, is not a finding") {
@@ -268,7 +256,7 @@ TEST_CASE("a thread-dependent if that does not contain the barrier, or has close
   if (tid == 0) out[blockIdx.x] = sdata[0];
 }
 )";
-  CHECK(all(cli::find_divergent_barriers(source)).empty());
+  CHECK(all_findings(cli::find_divergent_barriers(source)).empty());
 }
 
 TEST_CASE("thread dependence flows through assignments, compound ones and assignments under a divergent if") {
@@ -283,7 +271,7 @@ TEST_CASE("thread dependence flows through assignments, compound ones and assign
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 2, all(found));
+  REQUIRE_MESSAGE(found.size() == 2, all_findings(found));
   CHECK(found[0].condition == "twice < n");
   CHECK(found[1].condition == "flag");
 }
@@ -302,7 +290,7 @@ TEST_CASE("a loop variable that is thread-dependent in one loop is a new variabl
   while (j < tiles) { __syncthreads(); ++j; }
 }
 )";
-  CHECK(all(cli::find_divergent_barriers(source)).empty());
+  CHECK(all_findings(cli::find_divergent_barriers(source)).empty());
 }
 
 TEST_CASE("a break or continue on a thread-dependent test in a loop with a barrier is found") {
@@ -326,7 +314,7 @@ TEST_CASE("a break or continue on a thread-dependent test in a loop with a barri
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 2, all(found));
+  REQUIRE_MESSAGE(found.size() == 2, all_findings(found));
   CHECK(found[0].line == 4);
   CHECK(found[0].kind == kLoop);
   CHECK(found[0].summary.rfind("`break` under `if (threadIdx.x > t)`", 0) == 0);
@@ -341,7 +329,7 @@ __device__ void helper(T* s, int n) {
 __global__ void k(float* s, int n) { helper(s, n); }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].kernel == "helper");
   CHECK_FALSE(found[0].in_kernel);
   CHECK(cli::describe(found[0]).find("in function helper") != std::string::npos);
@@ -359,7 +347,7 @@ __kernel void k(__global float* a) {
 }
 )";
   const auto found = cli::find_divergent_barriers(source);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].line == 8);
 }
 
@@ -371,62 +359,35 @@ TEST_CASE("no reference solution and no skeleton has a divergent barrier") {
       if (!entry.is_regular_file() || (ext != ".cu" && ext != ".cl")) continue;
       ++files;
       const auto found = cli::find_divergent_barriers(read(entry.path()));
-      CHECK_MESSAGE(found.empty(), entry.path().string() << "\n" << all(found));
+      CHECK_MESSAGE(found.empty(), entry.path().string() << "\n" << all_findings(found));
     }
   CHECK(files >= 20);
 }
 
-TEST_CASE("the transpose solution with its barrier moved into the bounds test is found, CUDA and OpenCL") {
-  const fs::path lab = fs::path(GPULAB_REPO) / "solutions" / "02-transpose";
-  const std::string cuda = replaced(
-      read(lab / "transpose.cu"),
-      "tile[threadIdx.y + j][threadIdx.x] = in[static_cast<size_t>(row + j) * cols + col];\n\n  __syncthreads();",
-      "{\n      tile[threadIdx.y + j][threadIdx.x] = in[static_cast<size_t>(row + j) * cols + col];\n"
-      "      __syncthreads();\n    }\n");
-  auto found = cli::find_divergent_barriers(cuda);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
-  CHECK(found[0].kind == kCondition);
-  CHECK(found[0].kernel == "transpose_tiled_kernel");
-  CHECK(found[0].condition == "col < cols && row + j < rows");
-
-  const std::string opencl = replaced(read(lab / "transpose.cl"),
-                                      "tile[ty + j][tx] = in[(size_t)(row + j) * cols + col];\n\n  barrier(CLK_LOCAL_MEM_FENCE);",
-                                      "{ tile[ty + j][tx] = in[(size_t)(row + j) * cols + col]; barrier(CLK_LOCAL_MEM_FENCE); }");
-  found = cli::find_divergent_barriers(opencl);
-  REQUIRE_MESSAGE(found.size() == 1, all(found));
-  CHECK(found[0].condition == "col < cols && row + j < rows");
-}
-
-TEST_CASE("an off-by-one bounds test in lab 00 is for the sanitizer, not a barrier finding") {
-  const fs::path lab = fs::path(GPULAB_REPO) / "solutions" / "00-hello";
-  CHECK(cli::find_divergent_barriers(replaced(read(lab / "hello.cu"), "if (i < n)", "if (i <= n)")).empty());
-  CHECK(cli::find_divergent_barriers(replaced(read(lab / "hello.cl"), "if (i < n)", "if (i <= n)")).empty());
-}
-
 TEST_CASE("the build's warnings name the lab's kernel files by lab and file, and the report shows them") {
-  const fs::path dir = fs::temp_directory_path() / "gpulab-barrier-check-test" / "02-transpose";
+  const fs::path dir = fs::temp_directory_path() / "gpulab-barrier-check-test" / "08-smooth";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::ofstream(dir / "transpose.cl") << "kernel void k(global float* a, int n) {\n"
+  std::ofstream(dir / "smooth.cl") << "kernel void k(global float* a, int n) {\n"
                                          "  if (get_global_id(0) >= n) return;\n"
                                          "  barrier(CLK_LOCAL_MEM_FENCE);\n}\n";
-  std::ofstream(dir / "transpose_opencl.cpp") << "void f() { if (x) barrier(1); }\n";  // host code: not scanned
+  std::ofstream(dir / "smooth_opencl.cpp") << "void f() { if (x) barrier(1); }\n";  // host code: not scanned
   Manifest m;
-  m.id = "02-transpose";
-  const auto warnings = cli::find_source_warnings(m, {"transpose.cl", "transpose_opencl.cpp"}, dir);
+  m.id = "08-smooth";
+  const auto warnings = cli::find_source_warnings(m, {"smooth.cl", "smooth_opencl.cpp"}, dir);
   REQUIRE(warnings.size() == 1);
-  CHECK(warnings[0].file == "02-transpose/transpose.cl");
+  CHECK(warnings[0].file == "08-smooth/smooth.cl");
   CHECK(warnings[0].line == 2);
   const auto lines = cli::warning_lines(warnings);
-  CHECK(lines[0].rfind("02-transpose/transpose.cl:2: `return` under `if (get_global_id(0) >= n)`", 0) == 0);
+  CHECK(lines[0].rfind("08-smooth/smooth.cl:2: `return` under `if (get_global_id(0) >= n)`", 0) == 0);
 
   cli::RunSummary run;
   cli::LabRun lab;
-  lab.id = "02-transpose";
+  lab.id = "08-smooth";
   lab.warnings = lines;
   run.labs.push_back(lab);
   CHECK(cli::render_report(run, false).find("  warning: " + lines[0]) != std::string::npos);
-  CHECK(cli::render_report(run, true).find("\x1b[33m  warning: 02-transpose/transpose.cl:2:") != std::string::npos);
+  CHECK(cli::render_report(run, true).find("\x1b[33m  warning: 08-smooth/smooth.cl:2:") != std::string::npos);
   CHECK(cli::to_json(run)["labs"][0]["warnings"][0] == lines[0]);
   fs::remove_all(dir.parent_path());
 }

@@ -34,7 +34,21 @@ DeviceInfo pocl() {
   return {"opencl", 0, "pthread-cpu", "Portable Computing Language", "OpenCL 3.0 PoCL 6.0", DeviceClass::cpu, ""};
 }
 
-Manifest transpose() { return load_manifest(fs::path(GPULAB_REPO) / "labs" / "02-transpose" / "lab.toml"); }
+// A lab timed on a CPU device: the cache keys on its timing case. Which one does not matter: the
+// fake runners below answer for it.
+Manifest a_lab() {
+  for (auto& lab : load_all_manifests(fs::path(GPULAB_REPO) / "labs"))
+    for (const Case* c : lab.cases_for(DeviceClass::cpu))
+      if (c->timing) return lab;
+  throw std::runtime_error("no lab has a timing case on a CPU device");
+}
+
+// The name of the lab's timing case on a CPU device, read from its manifest.
+std::string cpu_timing_case(const Manifest& lab) {
+  for (const Case* c : lab.cases_for(DeviceClass::cpu))
+    if (c->timing) return c->name;
+  return "";
+}
 
 Calibration measured(double at, double copy = 40.0) {
   Calibration c;
@@ -113,7 +127,7 @@ struct FakeRunner {
 
 TEST_CASE("a cached calibration is used within its lifetime, and says it came from the cache") {
   const cli::CalibrationCache cache(fresh_dir("hit"));
-  const json key = cli::calibration_cache_key(pocl(), "0.1.0+abc", transpose());
+  const json key = cli::calibration_cache_key(pocl(), "0.1.0+abc", a_lab());
   cache.save(key, measured(1000.0));
   const auto found = cache.find(key, 1000.0 + 599);
   REQUIRE(found);
@@ -121,12 +135,13 @@ TEST_CASE("a cached calibration is used within its lifetime, and says it came fr
   CHECK(found->copy_gbps == 40.0);
   CHECK(found->measured_at == 1000.0);
   CHECK(found->origin == "cache");
-  CHECK(key["timing_case"] == "2048x2048");
+  CHECK(key["timing_case"] == cpu_timing_case(a_lab()));
+  CHECK(!cpu_timing_case(a_lab()).empty());
 }
 
 TEST_CASE("a cached calibration older than its lifetime, or from the future, is measured again") {
   const cli::CalibrationCache cache(fresh_dir("expired"), 600);
-  const json key = cli::calibration_cache_key(pocl(), "0.1.0+abc", transpose());
+  const json key = cli::calibration_cache_key(pocl(), "0.1.0+abc", a_lab());
   cache.save(key, measured(1000.0));
   CHECK_FALSE(cache.find(key, 1000.0 + 601));
   CHECK_FALSE(cache.find(key, 1000.0 - 3600));  // the clock was set back
@@ -134,7 +149,7 @@ TEST_CASE("a cached calibration older than its lifetime, or from the future, is 
 
 TEST_CASE("a calibration cached for another device, driver or grader version is not used") {
   const cli::CalibrationCache cache(fresh_dir("keys"));
-  const Manifest m = transpose();
+  const Manifest m = a_lab();
   cache.save(cli::calibration_cache_key(pocl(), "0.1.0+abc", m), measured(1000.0));
   DeviceInfo other = pocl();
   other.name = "another CPU";
@@ -148,7 +163,7 @@ TEST_CASE("a calibration cached for another device, driver or grader version is 
 
 TEST_CASE("a corrupt cache file is ignored with a message, and the next measurement replaces it") {
   const cli::CalibrationCache cache(fresh_dir("corrupt"));
-  const json key = cli::calibration_cache_key(pocl(), "0.1.0+abc", transpose());
+  const json key = cli::calibration_cache_key(pocl(), "0.1.0+abc", a_lab());
   for (const std::string& bad : std::vector<std::string>{"{ not json", R"({"no key": 1})", json{{"key", key}}.dump(),
                                 json{{"key", key}, {"calibration", {{"unit", "GB/s"}, {"rates", {{"copy", -1}}}}}}.dump(),
                                 json{{"key", key}, {"calibration", {{"unit", "GB/s"}, {"rates", {{"copy", 40}}}}}}.dump()}) {
@@ -174,7 +189,7 @@ TEST_CASE("a calibration reads back only with a known unit, known rates and posi
 }
 
 TEST_CASE("a runner's calibration is cached only from a clean run in one process, once, before any task") {
-  const Manifest m = transpose();
+  const Manifest m = a_lab();
   FakeRunner runner("trust");
   const json event = calibration_to_json(measured(1000.0));
 
@@ -201,7 +216,7 @@ TEST_CASE("a runner's calibration is cached only from a clean run in one process
 }
 
 TEST_CASE("a runner given a calibration gets it with its seed, and the lab reports it whatever the runner says") {
-  const Manifest m = transpose();
+  const Manifest m = a_lab();
   FakeRunner runner("given");
   runner.write_events(m, calibration_to_json(measured(2000.0, 999.0)));  // a runner that claims other rates
   cli::RunRequest req = runner.request(m);
@@ -218,7 +233,7 @@ TEST_CASE("a runner given a calibration gets it with its seed, and the lab repor
 }
 
 TEST_CASE("a calibrate-only run asks the runner for its calibration alone and returns it") {
-  const Manifest m = transpose();
+  const Manifest m = a_lab();
   FakeRunner runner("only");
   runner.write_events(m, calibration_to_json(measured(1000.0, 42.0)));
   std::string why;
@@ -231,7 +246,7 @@ TEST_CASE("a calibrate-only run asks the runner for its calibration alone and re
 TEST_CASE("the report says when the calibration was measured, and whether it came from the cache") {
   cli::RunSummary run;
   cli::LabRun lab;
-  lab.id = "02-transpose";
+  lab.id = "08-smooth";
   lab.backend = "opencl";
   lab.calibration = measured(unix_seconds_now() - 190);
   lab.calibration.origin = "cache";

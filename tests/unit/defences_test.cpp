@@ -74,7 +74,7 @@ TEST_CASE("a launch faster than moving its bytes at the copy bandwidth, by more 
   CHECK(faster_than_device(0.01, light));
 }
 
-TEST_CASE("for matmul the FP32 peak bounds the time when it is known, and nothing is bounded without calibrations") {
+TEST_CASE("for a compute-bound kernel the FP32 peak bounds the time when it is known, and nothing is bounded without calibrations") {
   Calibration cal;
   CHECK(!speed_of_light_ms(1e9, 1e12, cal));
   CHECK(!faster_than_device(1e-6, speed_of_light_ms(1e9, 1e12, cal)));

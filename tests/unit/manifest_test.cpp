@@ -268,48 +268,29 @@ TEST_CASE("every run's random cases cover multiples and non-multiples of every t
   }
 }
 
-TEST_CASE("random bitonic cases give power-of-two lengths to the tasks that require them and any length only to any-n") {
-  const Manifest m = with_random_cases(load_manifest(fs::path(GPULAB_REPO) / "labs/03-bitonic/lab.toml"), 42, true);
-  bool odd_length = false;
-  for (const auto& c : m.cases) {
-    const auto n = c.params.at("n").get<std::int64_t>();
-    if ((n & (n - 1)) == 0) continue;
-    odd_length = true;
-    CAPTURE(c.name);
-    for (const auto& task : m.tasks) CHECK(c.applies_to(task.name) == (task.name == "any-n"));
-  }
-  CHECK(odd_length);
-}
-
-TEST_CASE("the same seed draws the same random cases, another seed other ones, and names show the shape") {
-  const Manifest m = load_manifest(fs::path(GPULAB_REPO) / "labs/01-matmul/lab.toml");
-  const auto first = draw_random_cases(m, 7, false), again = draw_random_cases(m, 7, false);
-  const auto other = draw_random_cases(m, 8, false);
-  REQUIRE(first.size() == again.size());
-  bool differs = false;
-  for (std::size_t i = 0; i < first.size(); ++i) {
-    CHECK(first[i].name == again[i].name);
-    CHECK(first[i].params == again[i].params);
-    differs |= first[i].params != other[i].params;
-    const auto& p = first[i].params;
-    CHECK(first[i].name == fmt::format("random {}: {}x{}x{} inputs={}", i + 1, p.at("m").get<int>(), p.at("n").get<int>(),
-                                       p.at("k").get<int>(), p.at("inputs").get<std::string>()));
-  }
-  CHECK(differs);
-}
-
 TEST_CASE("random cases come before the timing cases, and hidden ones only when grading asks for them") {
-  const Manifest listed = without_hidden_cases(load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml"));
-  const Manifest student = with_random_cases(listed, 3, false);
-  CHECK(student.cases.size() == listed.cases.size() + 6);
-  CHECK_FALSE(student.has_hidden_cases());
-  const auto first_timing = std::find_if(student.cases.begin(), student.cases.end(), [](const Case& c) { return c.timing; });
-  CHECK(std::none_of(first_timing, student.cases.end(), [](const Case& c) { return c.name.find("random") != std::string::npos; }));
-  const Manifest grading = with_random_cases(listed, 3, true);
-  CHECK(grading.cases.size() == listed.cases.size() + 12);
-  // The hidden draw does not change the visible one: a student's run shows the same visible cases.
-  for (std::size_t i = 0; i < student.cases.size(); ++i)
-    if (!student.cases[i].timing) CHECK(student.cases[i].name == grading.cases[i].name);
+  for (const Manifest& lab : load_all_manifests(fs::path(GPULAB_REPO) / "labs")) {
+    CAPTURE(lab.id);
+    const Manifest listed = without_hidden_cases(lab);
+    std::size_t visible_random = 0, hidden_random = 0;
+    for (const auto& r : listed.random) visible_random += r.count, hidden_random += r.hidden;
+    const Manifest student = with_random_cases(listed, 3, false);
+    CHECK(student.cases.size() == listed.cases.size() + visible_random);
+    CHECK_FALSE(student.has_hidden_cases());
+    const auto timing = [](const Case& c) { return c.timing; };
+    const auto random = [](const Case& c) { return c.name.find("random") != std::string::npos; };
+    CHECK(std::none_of(std::find_if(student.cases.begin(), student.cases.end(), timing), student.cases.end(), random));
+    const Manifest grading = with_random_cases(listed, 3, true);
+    CHECK(grading.cases.size() == listed.cases.size() + visible_random + hidden_random);
+    // The hidden draw does not change the visible one: a student's run shows the same visible cases.
+    const auto visible_names = [](const Manifest& m) {
+      std::vector<std::string> names;
+      for (const auto& c : m.cases)
+        if (!c.hidden) names.push_back(c.name);
+      return names;
+    };
+    CHECK(visible_names(student) == visible_names(grading));
+  }
 }
 
 TEST_CASE("a [[random]] block that could not cover what it promises is rejected, naming the fix") {

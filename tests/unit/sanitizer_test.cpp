@@ -1,7 +1,8 @@
 // The sanitizer gate's reading of compute-sanitizer logs. The logs in data/sanitizer/ are real: the
 // tools' output on the H100 (compute-sanitizer 2025.3) for planted mistakes in the reference
-// solutions (lab 00 with `i <= n`, offsets half copied; transpose without its barrier, and with
-// the barrier inside the bounds test).
+// solutions (a one-thread-per-element kernel with `i <= n`, its offsets half copied; a tiled kernel
+// without its barrier, and with the barrier inside the bounds test), with the labs' kernel, file and
+// driver names replaced by made-up ones (saxpy, smooth), so no test here depends on a lab's names.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -29,13 +30,13 @@ TEST_CASE("a memcheck out-of-bounds read is one finding with its kernel, file, l
   const auto found = parse_sanitizer_log(log_named("memcheck-out-of-bounds.log"), "memcheck");
   REQUIRE(found.size() == 1);
   CHECK(found[0].kind == "out-of-bounds global read");
-  CHECK(found[0].kernel == "hello_kernel");
-  CHECK(found[0].file == "hello.cu");
+  CHECK(found[0].kernel == "saxpy_kernel");
+  CHECK(found[0].file == "saxpy.cu");
   CHECK(found[0].line == 7);
   CHECK(found[0].thread == "thread (6,0,0) in block (0,0,0)");
   CHECK(found[0].advice.find("bounds test") != std::string::npos);
-  CHECK(describe(found[0], "/tmp/lab", "00-hello") ==
-        "out-of-bounds global read in kernel hello_kernel at 00-hello/hello.cu:7 (compute-sanitizer memcheck)");
+  CHECK(describe(found[0], "/tmp/lab", "07-saxpy") ==
+        "out-of-bounds global read in kernel saxpy_kernel at 07-saxpy/saxpy.cu:7 (compute-sanitizer memcheck)");
 }
 
 TEST_CASE("an uninitialised read reported for many threads is one finding") {
@@ -49,7 +50,7 @@ TEST_CASE("a barrier inside the bounds test is reported by synccheck at the barr
   const auto found = parse_sanitizer_log(log_named("synccheck-divergent-barrier.log"), "synccheck");
   REQUIRE(found.size() == 1);
   CHECK(found[0].kind == "barrier not reached by all threads");
-  CHECK(found[0].kernel == "transpose_tiled_kernel");
+  CHECK(found[0].kernel == "smooth_tiled_kernel");
   CHECK(found[0].line == 36);
   CHECK(found[0].advice.find("Move it out of the if") != std::string::npos);
 }
@@ -60,7 +61,7 @@ TEST_CASE("a missing barrier is one race between the tile's write and its read, 
   CHECK(found[0].kind == "shared-memory data race (a write and a read, no barrier between them)");
   CHECK(found[0].line == 34);
   CHECK(found[0].other_line == 42);
-  CHECK(describe(found[0], "/tmp/lab", "02-transpose").find("(the other access: 02-transpose/transpose.cu:42)") !=
+  CHECK(describe(found[0], "/tmp/lab", "08-smooth").find("(the other access: 08-smooth/smooth.cu:42)") !=
         std::string::npos);
 }
 
@@ -88,13 +89,13 @@ TEST_CASE("the older location format (address, file:line:kernel) is read too") {
 TEST_CASE("a finding counts against the student only in the student's own files") {
   const auto found = parse_sanitizer_log(log_named("memcheck-out-of-bounds.log"), "memcheck");
   REQUIRE(found.size() == 1);
-  CHECK(in_student_code(found[0], "/tmp/lab", {"hello.cu"}));
-  CHECK_FALSE(in_student_code(found[0], "/tmp/lab", {"matmul.cu"}));
+  CHECK(in_student_code(found[0], "/tmp/lab", {"saxpy.cu"}));
+  CHECK_FALSE(in_student_code(found[0], "/tmp/lab", {"gemm.cu"}));
   SanitizerFinding harness = found[0];
   harness.file = "/repo/common/cuda/copy_transformed.cu";
-  CHECK_FALSE(in_student_code(harness, "/tmp/lab", {"hello.cu"}));
-  harness.file = "/tmp/lab/hello.cu";
-  CHECK(in_student_code(harness, "/tmp/lab", {"hello.cu"}));
+  CHECK_FALSE(in_student_code(harness, "/tmp/lab", {"saxpy.cu"}));
+  harness.file = "/tmp/lab/saxpy.cu";
+  CHECK(in_student_code(harness, "/tmp/lab", {"saxpy.cu"}));
 }
 
 TEST_CASE("the application's own output in the log is not mistaken for a finding") {

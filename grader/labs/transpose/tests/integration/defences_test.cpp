@@ -1,6 +1,6 @@
 // The runner's defences on the OpenCL backend (PoCL in CI), proven with the planted submissions of
-// tests/fixtures/planted/: timed launches that do not do the work, writes outside a buffer, and
-// changed inputs each fail with a message that says what happened.
+// tests/fixtures/planted/ (transpose kernels): timed launches that do not do the work, writes outside a
+// buffer, and changed inputs each fail with a message that says what happened.
 #include <doctest/doctest.h>
 
 #include "cli_harness.hpp"
