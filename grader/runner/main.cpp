@@ -122,14 +122,11 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
       cr.hidden = c->hidden;
       progress.emit({{"event", "case_end"}, {"task", task.name}, {"result", cr}});
       r.cases_passed += cr.passed;
-      if (!cr.passed && r.message.empty()) {
-        r.message = cr.hidden ? "(hidden case) " + cr.message : cr.message;
+      if ((!cr.passed && r.message.empty()) || (!cr.finding.empty() && r.finding.empty())) {
+        if (r.finding.empty()) r.finding = cr.finding;
+        r.message = cr.message;
         r.details = cr.details;
-      }
-      if (!cr.finding.empty() && r.finding.empty()) {
-        r.finding = cr.finding;
-        r.message = cr.hidden ? "(hidden case) " + cr.message : cr.message;
-        r.details = cr.details;
+        r.failed_in_hidden_case = cr.hidden;
       }
       if (c->timing && cr.timing) record_timing(r, cr, calibration);
       r.cases.push_back(std::move(cr));
