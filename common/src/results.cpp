@@ -122,7 +122,8 @@ void to_json(nlohmann::json& j, const TaskResult& t) {
   // The words a reader sees, so that renderers of the JSON (scripts/grade/summary.py) only render.
   j["status_label"] = describe(t.status);
   if (const Metric* m = find_metric(t.metric)) {
-    j["metric_label"] = m->fraction ? fmt::format("fraction {}", m->against) : fmt::format("multiple of {}", m->against);
+    j["metric_label"] =
+        m->fraction ? fmt::format("fraction {}", m->against) : fmt::format("multiple of {}", m->against);
     j["metric_unit"] = m->fraction ? "%" : "×";
   }
 }

@@ -42,10 +42,11 @@ std::string selection_key(const Batch& b) {
   std::vector<std::string> ids;
   for (const auto& m : b.labs) ids.push_back(m.id);
   const Isolation& i = b.isolation;
-  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB|isolation {}{}{}{}", b.backend,
-                     fmt::join(ids, ","), b.o.device, b.o.idle_timeout_s, b.o.lab_time_limit_s, b.o.memory_gib,
-                     b.o.processes, b.o.output_mib, i.bubblewrap ? "bubblewrap " : "", i.own_user ? "user " : "",
-                     i.network_off ? "no-network" : "", b.o.sanitize ? "|sanitizer gate" : "");
+  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB|isolation {}{}{}{}",
+                     b.backend, fmt::join(ids, ","), b.o.device, b.o.idle_timeout_s, b.o.lab_time_limit_s,
+                     b.o.memory_gib, b.o.processes, b.o.output_mib, i.bubblewrap ? "bubblewrap " : "",
+                     i.own_user ? "user " : "", i.network_off ? "no-network" : "",
+                     b.o.sanitize ? "|sanitizer gate" : "");
 }
 
 SandboxSpec sandbox_for(const Batch& b, const fs::path& box, const Slot& slot) {
@@ -342,14 +343,14 @@ std::string budget_line(const std::vector<PhaseTimes>& budgets) {
   for (const auto& p : budgets) sum += p;
   const double n = static_cast<double>(std::max<std::size_t>(1, budgets.size()));
   const double rest = sum.run_s - sum.correctness_s - sum.timing_s - sum.calibration_s;
-  return fmt::format("budget per submission (mean of {}): compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s "
-                     "= correctness cases {:.1f} s + timing cases {:.1f} s (timed and warm-up launches {:.1f} s, inputs, "
-                     "references and full checks {:.1f} s) + calibration {:.1f} s + the rest {:.1f} s "
-                     "(runner start-up, device, kernel builds); the hidden pass alone {:.1f} s of the run{}",
-                     budgets.size(), sum.compile_s / n, sum.wait_for_gpu_s / n, sum.run_s / n, sum.correctness_s / n,
-                     sum.timing_s / n, sum.timed_launches_s / n, (sum.timing_s - sum.timed_launches_s) / n,
-                     sum.calibration_s / n, rest / n, sum.hidden_s / n,
-                     sum.sanitize_s > 0 ? fmt::format("; sanitizer {:.1f} s", sum.sanitize_s / n) : "");
+  return fmt::format(
+      "budget per submission (mean of {}): compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s "
+      "= correctness cases {:.1f} s + timing cases {:.1f} s (timed and warm-up launches {:.1f} s, inputs, "
+      "references and full checks {:.1f} s) + calibration {:.1f} s + the rest {:.1f} s "
+      "(runner start-up, device, kernel builds); the hidden pass alone {:.1f} s of the run{}",
+      budgets.size(), sum.compile_s / n, sum.wait_for_gpu_s / n, sum.run_s / n, sum.correctness_s / n, sum.timing_s / n,
+      sum.timed_launches_s / n, (sum.timing_s - sum.timed_launches_s) / n, sum.calibration_s / n, rest / n,
+      sum.hidden_s / n, sum.sanitize_s > 0 ? fmt::format("; sanitizer {:.1f} s", sum.sanitize_s / n) : "");
 }
 
 // batch.json's record of the batch's own calibrations and of where the graded students' time went.

@@ -111,7 +111,8 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   job.tasks = select_tasks(m, {});
   if (!files.complete()) {
     LabRun lab = lab_of(m, b.backend);
-    lab.tasks = all_tasks_failed(m, job.tasks, Status::compile_error, fmt::format("{}", fmt::join(files.missing, "; ")), "");
+    lab.tasks =
+        all_tasks_failed(m, job.tasks, Status::compile_error, fmt::format("{}", fmt::join(files.missing, "; ")), "");
     return lab;
   }
   job.compile = sandboxed_compiler(b, place, job.student_dir, job.build_dir);
@@ -188,8 +189,10 @@ SubmissionFiles open_files(const StudentJob& job, const fs::path& scratch, Stude
 
 // "none of the lab files is there (it holds: ...)": a misnamed file is the likeliest reason, so the
 // near misses say which ("found Transpose.cu, expected transpose.cu").
-std::string nothing_found(const StudentJob& job, const SubmissionFiles& files, const std::map<std::string, LabFiles>& taken) {
-  std::vector<std::string> some(files.files.begin(), files.files.begin() + std::min<std::size_t>(files.files.size(), 5));
+std::string nothing_found(const StudentJob& job, const SubmissionFiles& files,
+                          const std::map<std::string, LabFiles>& taken) {
+  std::vector<std::string> some(files.files.begin(),
+                                files.files.begin() + std::min<std::size_t>(files.files.size(), 5));
   std::vector<std::string> near;
   for (const auto& [id, t] : taken)
     for (const auto& line : t.near_misses) near.push_back(fmt::format("{}: {}", id, line));
@@ -207,7 +210,8 @@ std::map<std::string, LabFiles> open_and_hash(const Batch& b, const StudentJob& 
   std::map<std::string, LabFiles> taken;
   Sha256 hash;
   hash.update(record.selection);
-  if (!record.error.empty() && fs::is_regular_file(job.entry)) hash.update_file(job.entry);  // a refused archive: all of it
+  if (!record.error.empty() && fs::is_regular_file(job.entry))
+    hash.update_file(job.entry);  // a refused archive: all of it
   std::size_t found = 0;
   for (const auto& m : b.labs) {
     if (!record.error.empty() || !m.files.count(b.backend)) continue;
@@ -258,7 +262,8 @@ void grade_labs(Batch& b, const Slot& slot, const fs::path& scratch, const std::
     const std::string scratch_prefix = scratch.string() + "/";
     for (auto& task : lab.tasks) {
       for (std::string* text : {&task.message, &task.details})
-        for (std::size_t at; (at = text->find(scratch_prefix)) != std::string::npos;) text->erase(at, scratch_prefix.size());
+        for (std::size_t at; (at = text->find(scratch_prefix)) != std::string::npos;)
+          text->erase(at, scratch_prefix.size());
       for (auto& c : task.cases) c.pictures.clear();  // pictures stay in the scratch folder, not in reports
     }
     record.labs.push_back({std::move(lab), references_for(b, m.id)});

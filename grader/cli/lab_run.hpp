@@ -20,7 +20,7 @@ struct PhaseTimes {
   double calibration_s = 0;   // in the runners: calibrating (preparing the probes only, when rates were given)
   double correctness_s = 0;   // in the runners: the cases without timing, every pass
   double timing_s = 0;        // in the runners: the timing cases (warm-up, timed launches, baselines, checks)
-  double timed_launches_s = 0;  // of timing_s: the warm-up and timed launches; the rest is inputs, references, full checks
+  double timed_launches_s = 0;  // of timing_s: warm-up and timed launches; the rest: inputs, references, checks
   double sanitize_s = 0;      // the sanitizer gate (set by the caller)
 };
 PhaseTimes& operator+=(PhaseTimes& total, const PhaseTimes& more);

@@ -180,8 +180,9 @@ int check(const CheckOptions& o) {
     if (tasks.empty()) continue;
     if (!o.build_only)
       fmt::print(stderr, "gpulab: {} ({}{})…\n", m.id, backend,
-                 plan.gate ? fmt::format(", correctness cases under compute-sanitizer {}", fmt::join(plan.gate->tools, ", "))
-                           : "");
+                 plan.gate
+                     ? fmt::format(", correctness cases under compute-sanitizer {}", fmt::join(plan.gate->tools, ", "))
+                     : "");
     LabRun lab = check_lab(plan, m, tasks, run.seed);
     if (o.build_only && lab.tasks.empty()) {  // it built
       for (const auto& w : lab.warnings) fmt::print(stderr, "warning: {}\n", w);

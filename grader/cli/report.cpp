@@ -46,6 +46,13 @@ nlohmann::json to_json(const RunSummary& run) {
           {"tasks_passed", run.tasks_passed()}, {"tasks_total", run.tasks_total()}, {"passed", run.all_passed()}};
 }
 
+void from_json(const nlohmann::json& j, RunSummary& run) {
+  run.source = j.value("source", "");
+  run.backend = j.value("backend", "");
+  run.seed = j.value("seed", std::uint64_t{0});
+  run.labs = j.value("labs", std::vector<LabRun>{});
+}
+
 void write_json_atomically(const nlohmann::json& data, const std::filesystem::path& path) {
   write_text_atomically(data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", path);
 }
@@ -120,8 +127,11 @@ std::string number(double v) { return v == static_cast<long long>(v) ? fmt::form
 std::string task_row(const TaskResult& t, const std::vector<const Metric*>& columns, const Painter& paint) {
   const std::string cases = t.cases_total ? fmt::format("{}/{}", t.cases_passed, t.cases_total) : "—";
   const std::string time = t.time_ms ? fmt::format("{:.3f} ms", *t.time_ms) : "—";
-  const std::string rate = !t.rate ? "—" : *t.rate < 10 ? fmt::format("{:.3f}", *t.rate) : fmt::format("{:.1f}", *t.rate);
-  std::string row = fmt::format("  {:<16} {:>7} {:>11} {:>9}", t.bonus ? t.task + " (bonus)" : t.task, cases, time, rate);
+  const std::string rate = !t.rate        ? "—"
+                           : *t.rate < 10 ? fmt::format("{:.3f}", *t.rate)
+                                          : fmt::format("{:.1f}", *t.rate);
+  std::string row =
+      fmt::format("  {:<16} {:>7} {:>11} {:>9}", t.bonus ? t.task + " (bonus)" : t.task, cases, time, rate);
   for (const Metric* m : columns) {
     auto it = t.ratios.find(m->name);
     row += fmt::format(" {:>9}", it == t.ratios.end() ? "—" : format_ratio(*m, it->second));

@@ -111,12 +111,13 @@ json gradescope_results(const StudentRecord& record) {
   json tests = json::array();
   for (const auto& lab : result.labs)
     for (const auto& t : lab.run.tasks)
-      tests.push_back({{"name", fmt::format("{} / {} ({}){}", lab.run.id, t.task, t.function, t.bonus ? " [bonus]" : "")},
-                       {"score", t.points},
-                       {"max_score", t.max_points},
-                       {"status", t.status == Status::passed ? "passed" : "failed"},
-                       {"output", gradescope_output(t)},
-                       {"visibility", "visible"}});
+      tests.push_back(
+          {{"name", fmt::format("{} / {} ({}){}", lab.run.id, t.task, t.function, t.bonus ? " [bonus]" : "")},
+           {"score", t.points},
+           {"max_score", t.max_points},
+           {"status", t.status == Status::passed ? "passed" : "failed"},
+           {"output", gradescope_output(t)},
+           {"visibility", "visible"}});
   std::string output;
   if (!result.error.empty()) output = "Your submission could not be graded: " + result.error;
   for (const auto& n : result.notes) output += (output.empty() ? "" : "\n") + n;
@@ -145,8 +146,8 @@ std::string feedback_text(const StudentRecord& record) {
   for (const auto& lab : result.labs)
     for (const auto& t : lab.run.tasks)
       if (auto ref = lab.references.find(t.task); ref != lab.references.end() && ref->second.ratio && t.ratio)
-        text += fmt::format("{} {}: your {} {:.3f}; the reference solution on this machine {:.3f}\n", lab.run.id, t.task,
-                            t.metric, *t.ratio, *ref->second.ratio);
+        text += fmt::format("{} {}: your {} {:.3f}; the reference solution on this machine {:.3f}\n", lab.run.id,
+                            t.task, t.metric, *t.ratio, *ref->second.ratio);
   return text;
 }
 

@@ -113,7 +113,8 @@ void take_progress(Pass& pass, const RunnerProgress& progress) {
   }
   for (TaskResult r : progress.task_results) {
     const Task* task = pass.req.manifest->find_task(r.task);
-    if (!task || pass.finished.count(r.task) || std::find(pass.pending.begin(), pass.pending.end(), r.task) == pass.pending.end())
+    if (!task || pass.finished.count(r.task) ||
+        std::find(pass.pending.begin(), pass.pending.end(), r.task) == pass.pending.end())
       continue;
     r.function = task->function;
     r.max_points = task->points;
@@ -132,7 +133,8 @@ bool take_early_exit(Pass& pass, const RunnerProgress& progress, const EarlyExit
   const Manifest& m = *pass.req.manifest;
   if (progress.current_task.empty() && device_lost && made_progress) return false;
   if (!progress.current_task.empty()) {
-    pass.finished[progress.current_task] = all_tasks_failed(m, {progress.current_task}, why.status, why.message, "").front();
+    pass.finished[progress.current_task] =
+        all_tasks_failed(m, {progress.current_task}, why.status, why.message, "").front();
     std::erase(pass.pending, progress.current_task);
     return false;
   }
@@ -151,7 +153,8 @@ bool run_process(Pass& pass, const Limits& limits, const fs::path& output, const
   const fs::path progress_file =
       req.work_dir / fmt::format("progress-{}{}.jsonl", pass.hidden ? "hidden-" : "", pass.run.processes);
   fs::remove(progress_file);
-  const ChildExit exit = run_isolated(runner_argv(pass, progress_file), output, limits, req.sandbox, progress_file, secrets);
+  const ChildExit exit =
+      run_isolated(runner_argv(pass, progress_file), output, limits, req.sandbox, progress_file, secrets);
   pass.run.phases.run_s += exit.wall_s;
   const RunnerProgress progress = parse_runner_progress(read_text(progress_file));
   const std::size_t finished_before = pass.finished.size();

@@ -57,9 +57,10 @@ TEST_CASE("a runner without progress timed out, and the message names the case a
 TEST_CASE("a runner without progress that held most of its memory is told about the memory, not a hang") {
   ChildExit e = killed_for(KillReason::idle);
   e.peak_memory_bytes = 6ull << 30;
-  CHECK(explain_early_exit(facts(e)).message ==
-        "timed out after 20 s without progress — its processes held 6.0 GiB of memory (the limit is 8.0 GiB): a huge or "
-        "leaking host allocation?");
+  CHECK(
+      explain_early_exit(facts(e)).message ==
+      "timed out after 20 s without progress — its processes held 6.0 GiB of memory (the limit is 8.0 GiB): a huge or "
+      "leaking host allocation?");
 }
 
 TEST_CASE("the limits of the whole lab, of the disk and of memory each say which limit stopped the runner") {

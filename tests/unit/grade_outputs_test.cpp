@@ -77,15 +77,17 @@ TEST_CASE("the gradebook has a column per lab task and quotes names that would b
   r["submission"] = "a,b.zip";
   const std::vector<Manifest> labs{saxpy_lab()};
   const std::string csv = cli::gradebook_csv({r.get<cli::StudentRecord>()}, labs);
-  CHECK(csv.rfind("student,submission,01-saxpy/naive,01-saxpy/optimized,score,max_score,status,error,findings\n", 0) == 0);
+  CHECK(csv.rfind("student,submission,01-saxpy/naive,01-saxpy/optimized,score,max_score,status,error,findings\n", 0) ==
+        0);
   CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,graded,,\n") != std::string::npos);
 }
 
 TEST_CASE("the gradebook's findings column lists each task's finding and each divergent-barrier warning") {
   json r = record_with_hidden_failure();
   r["labs"][0]["tasks"][1]["finding"] = "sanitizer";
-  r["labs"][0]["warnings"] = json::array(
-      {"01-saxpy/saxpy.cu:36: __syncthreads() under `if (col < cols)` in kernel t — a barrier every thread must reach"});
+  r["labs"][0]["warnings"] =
+      json::array({"01-saxpy/saxpy.cu:36: __syncthreads() under `if (col < cols)` in kernel t — a barrier every thread "
+                   "must reach"});
   const std::vector<Manifest> labs{saxpy_lab()};
   const std::string csv = cli::gradebook_csv({r.get<cli::StudentRecord>()}, labs);
   CHECK(csv.find(",graded,,01-saxpy/optimized: sanitizer; 01-saxpy/saxpy.cu:36: __syncthreads() under `if "
@@ -103,7 +105,8 @@ TEST_CASE("a student the grader failed for has no points in the gradebook, only 
   refused["score"] = 0.0;
   refused["error"] = "erin.zip: none of the lab files is there";
   const std::vector<Manifest> labs{saxpy_lab()};
-  const std::string csv = cli::gradebook_csv({failed.get<cli::StudentRecord>(), refused.get<cli::StudentRecord>()}, labs);
+  const std::string csv =
+      cli::gradebook_csv({failed.get<cli::StudentRecord>(), refused.get<cli::StudentRecord>()}, labs);
   CHECK(csv.find("dana,dana.zip,,,,10,not graded,not graded: the grader failed (the compiler was killed by signal 9),\n") !=
         std::string::npos);
   INFO(csv);

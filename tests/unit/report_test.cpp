@@ -39,3 +39,27 @@ TEST_CASE("a run's JSON gives each lab's tasks with their status and metric in w
   CHECK(task.at("metric_label") == "fraction of the device's copy bandwidth");
   CHECK(task.at("metric_unit") == "%");
 }
+
+TEST_CASE("a run's JSON report reads back as the same run, and its totals are the run's") {
+  RunSummary run;
+  run.source = "labs";
+  run.backend = "opencl";
+  run.seed = 7;
+  LabRun lab;
+  lab.id = "01-saxpy";
+  TaskResult t;
+  t.task = "fast";
+  t.status = Status::passed;
+  t.points = t.max_points = 3;
+  lab.tasks = {t};
+  run.labs = {lab};
+  const nlohmann::json j = to_json(run);
+  CHECK(j.at("points") == 3.0);
+  CHECK(j.at("passed") == true);
+  const auto back = j.get<RunSummary>();
+  CHECK(back.seed == 7);
+  CHECK(back.backend == "opencl");
+  REQUIRE(back.labs.size() == 1);
+  CHECK(back.labs[0].tasks.at(0).points == 3);
+  CHECK(to_json(back) == j);
+}

@@ -9,18 +9,26 @@ using namespace gpulab::cli;
 
 namespace {
 
-const char* kCalibration = R"({"event": "calibration", "took_s": 1.5, "unit": "GB/s", "library": "", "rates": {"copy": 100.0}})";
+const char* kCalibration =
+    R"({"event": "calibration", "took_s": 1.5, "unit": "GB/s", "library": "", "rates": {"copy": 100.0}})";
 
 }  // namespace
 
 TEST_CASE("a runner's events give the device, the calibration, the finished tasks and the phases") {
-  const std::string text = std::string(R"({"event": "device", "name": "cpu", "platform": "PoCL"})") + "\n" +
-                           kCalibration + "\n" + R"({"event": "task_begin", "task": "naive"})" "\n"
-                           R"({"event": "case_begin", "task": "naive", "case": "1x1", "at_s": 2.0})" "\n"
-                           R"({"event": "case_end", "task": "naive", "at_s": 2.5, "result": {"name": "1x1"}})" "\n"
-                           R"({"event": "case_begin", "task": "naive", "case": "big", "at_s": 3.0})" "\n"
-                           R"({"event": "case_end", "task": "naive", "at_s": 7.0, "result": {"timing": {}, "timed_s": 3.0}})" "\n"
-                           R"({"event": "task_end", "result": {"task": "naive", "status": "passed"}})" "\n";
+  const std::string text =
+      std::string(R"({"event": "device", "name": "cpu", "platform": "PoCL"})") + "\n" + kCalibration + "\n" +
+      R"({"event": "task_begin", "task": "naive"})"
+      "\n"
+      R"({"event": "case_begin", "task": "naive", "case": "1x1", "at_s": 2.0})"
+      "\n"
+      R"({"event": "case_end", "task": "naive", "at_s": 2.5, "result": {"name": "1x1"}})"
+      "\n"
+      R"({"event": "case_begin", "task": "naive", "case": "big", "at_s": 3.0})"
+      "\n"
+      R"({"event": "case_end", "task": "naive", "at_s": 7.0, "result": {"timing": {}, "timed_s": 3.0}})"
+      "\n"
+      R"({"event": "task_end", "result": {"task": "naive", "status": "passed"}})"
+      "\n";
   const RunnerProgress p = parse_runner_progress(text);
   CHECK(p.device == nlohmann::json{{"name", "cpu"}, {"platform", "PoCL"}});
   REQUIRE(p.calibration);
