@@ -13,6 +13,7 @@
 #include "batch.hpp"
 #include "files.hpp"
 #include "gpulab/random.hpp"
+#include "gpulab/text.hpp"
 #include "lab_job.hpp"
 #include "machine_lock.hpp"
 #include "student_outputs.hpp"
@@ -261,9 +262,8 @@ void grade_labs(Batch& b, const Slot& slot, const fs::path& scratch, const std::
     // Paths in messages: the scratch folder means nothing to a student.
     const std::string scratch_prefix = scratch.string() + "/";
     for (auto& task : lab.tasks) {
-      for (std::string* text : {&task.message, &task.details})
-        for (std::size_t at; (at = text->find(scratch_prefix)) != std::string::npos;)
-          text->erase(at, scratch_prefix.size());
+      task.message = replace_all(task.message, scratch_prefix);
+      task.details = replace_all(task.details, scratch_prefix);
       for (auto& c : task.cases) c.pictures.clear();  // pictures stay in the scratch folder, not in reports
     }
     record.labs.push_back({std::move(lab), references_for(b, m.id)});

@@ -4,12 +4,6 @@
 
 namespace gpulab::cli {
 
-LabRun lab_of(const Manifest& m, const std::string& backend) {
-  LabRun lab;
-  lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = backend;
-  return lab;
-}
-
 LabRun build_and_supervise(const LabJob& job) {
   const Manifest& m = *job.manifest;
   const auto compile_start = std::chrono::steady_clock::now();

@@ -31,7 +31,4 @@ struct LabJob {
 // The lab's run, with the build's warnings and its compile time (PhaseTimes::compile_s).
 LabRun build_and_supervise(const LabJob& job);
 
-// A lab record with the manifest's names and no result yet.
-LabRun lab_of(const Manifest& manifest, const std::string& backend);
-
 }  // namespace gpulab::cli

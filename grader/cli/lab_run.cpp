@@ -45,6 +45,12 @@ double LabRun::max_points() const {
   return p;
 }
 
+LabRun lab_of(const Manifest& m, const std::string& backend) {
+  LabRun lab;
+  lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = backend;
+  return lab;
+}
+
 void to_json(json& j, const LabRun& lab) {
   j = {{"id", lab.id},           {"name", lab.name},     {"title", lab.title},   {"backend", lab.backend},
        {"device", lab.device},   {"tasks", lab.tasks},   {"output", lab.output}, {"processes", lab.processes}};

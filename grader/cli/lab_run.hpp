@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpulab/manifest.hpp"
 #include "gpulab/metrics.hpp"
 #include "gpulab/results.hpp"
 
@@ -51,6 +52,9 @@ struct LabRun {
   double points() const;
   double max_points() const;  // bonus tasks excluded
 };
+
+// A lab record with the manifest's names and no result yet.
+LabRun lab_of(const Manifest& manifest, const std::string& backend);
 
 // The report's and result.json's form of a lab. The calibration doubt, the grader failure and the
 // phases are the grader's own business: a batch writes the phases itself (lab_json, student_record.hpp).

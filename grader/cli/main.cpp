@@ -11,6 +11,7 @@
 
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
+#include "gpulab/text.hpp"
 #include "audit.hpp"
 #include "calibration_cache.hpp"
 #include "grade.hpp"
@@ -36,11 +37,6 @@ std::string source_key(const Toolchain& tc, const fs::path& source) {
   for (const char* known : {"labs", "solutions"})
     if (fs::exists(tc.repo / known) && fs::equivalent(source, tc.repo / known)) return known;
   return fmt::format("{}-{:08x}", source.filename().string(), std::hash<std::string>{}(source.string()) & 0xffffffffu);
-}
-
-std::string without_prefix(std::string text, const std::string& prefix) {
-  for (std::size_t at; (at = text.find(prefix)) != std::string::npos;) text.erase(at, prefix.size());
-  return text;
 }
 
 bool matches(const Manifest& m, const std::string& wanted) {
@@ -146,10 +142,10 @@ LabRun check_lab(CheckPlan& plan, const Manifest& m, const std::vector<std::stri
     };
   LabRun lab = build_and_supervise(job);
   const std::string repo = plan.tc.repo.string() + "/";  // paths relative to the repository read better
-  lab.pictures_dir = without_prefix(lab.pictures_dir, repo);
+  lab.pictures_dir = replace_all(lab.pictures_dir, repo);
   for (auto& t : lab.tasks) {
-    t.message = without_prefix(t.message, repo);
-    t.details = without_prefix(t.details, repo);
+    t.message = replace_all(t.message, repo);
+    t.details = replace_all(t.details, repo);
   }
   return lab;
 }

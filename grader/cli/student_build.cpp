@@ -55,9 +55,7 @@ std::string trim_compiler_output(const std::string& output, const std::string& s
   std::istringstream in(output);
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) {
-    if (!strip_prefix.empty())
-      for (std::size_t at; (at = line.find(strip_prefix)) != std::string::npos;) line.erase(at, strip_prefix.size());
-    lines.push_back(line);
+    lines.push_back(replace_all(line, strip_prefix));
   }
   // Start at the first error, so warnings before it do not push it off the screen.
   std::size_t first = 0;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "gpulab/text.hpp"
 #include "report.hpp"
 
 namespace gpulab::cli {
@@ -40,11 +41,6 @@ std::string csv_cell(const std::string& s) {
   return out + "\"";
 }
 
-void replace_all(std::string& text, const std::string& from, const std::string& to) {
-  for (std::size_t at = 0; !from.empty() && (at = text.find(from, at)) != std::string::npos; at += to.size())
-    text.replace(at, from.size(), to);
-}
-
 // A task whose failure was a hidden case's: what it was, never the case.
 void redact_hidden_failure(TaskResult& t) {
   if (!t.failed_in_hidden_case) return;
@@ -61,8 +57,8 @@ void alias_hidden_cases(TaskResult& t) {
   for (auto& c : t.cases) {
     if (!c.hidden) continue;
     const std::string alias = fmt::format("hidden case {}", ++n);
-    replace_all(t.message, c.name, alias);
-    replace_all(t.details, c.name, alias);
+    t.message = replace_all(t.message, c.name, alias);
+    t.details = replace_all(t.details, c.name, alias);
     c.name = alias;
     c.message.clear();
     c.details.clear();

@@ -171,8 +171,7 @@ bool run_process(Pass& pass, const Limits& limits, const fs::path& output, const
 LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::string>& tasks,
                 std::chrono::steady_clock::time_point lab_start) {
   const Manifest& m = *req.manifest;
-  Pass pass{req, hidden, lab_start, tasks, {}, {}};
-  pass.run.id = m.id, pass.run.name = m.name, pass.run.title = m.title, pass.run.backend = req.backend;
+  Pass pass{req, hidden, lab_start, tasks, {}, lab_of(m, req.backend)};
   fs::create_directories(req.work_dir);
   const fs::path output = req.work_dir / (hidden ? "output-hidden.txt" : "output.txt");
   fs::remove(output);
