@@ -566,7 +566,8 @@ def issues(batch: Batch, student: Student) -> str:
             # on a bonus task: it says the code tried to game the grader.
             finding = text(t.get("finding"))
             if (status and status != "passed" and not t.get("bonus")) or finding:
-                message = short(t.get("message"), 100)
+                # A hidden case's failure is the instructor's to know: the record marks it (hidden_case).
+                message = short(("(hidden case) " if t.get("hidden_case") else "") + text(t.get("message")), 100)
                 flag = "⚑ flagged for review: " if finding else ""
                 items.append(f"<li>{flag}{esc(lab)} · {esc(t['task'])}: {esc(status_label(t))}"
                              + (f' <span class="note">— {esc(message)}</span>' if message else "") + "</li>")

@@ -107,6 +107,8 @@ def task_record(lab_id, spec, status, ratio, rng):
               "metric": metric, "ratios": {}, "cases": [], "status_label": STATUS_LABELS[status]}
     if metric:
         record["metric_label"], record["metric_unit"] = METRIC_LABELS[metric]
+    if status == "wrong_result" and task == "shared":  # bob's, in the mixed batch: a hidden case failed
+        record["hidden_case"] = True
     if threshold is not None:
         record["threshold"] = threshold
     if ratio is not None and calibration:

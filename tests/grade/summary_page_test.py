@@ -199,6 +199,10 @@ def check_student_rows(dom: Node, out: pathlib.Path, rows, expected: dict):
     if dave is not None:
         check("escapes the submission folder" in dave.one("td", cls="issues").text(), "the refused submission's reason is not shown")
         check(len(list(dave.all("td", cls="missing"))) == 3, "the refused submission's labs are not marked as missing")
+    bob = by_name.get("bob")
+    if bob is not None:
+        check("(hidden case) 12 of 4096 elements" in bob.one("td", cls="issues").text(),
+              "a failure in a hidden case is not marked so in the student's issues")
     erin = by_name.get("erin")
     if erin is not None:
         check(len(list(erin.all("td", cls="missing"))) == 1, "erin's missing lab is not marked as missing")
