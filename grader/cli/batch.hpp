@@ -80,7 +80,6 @@ double max_score_of(const Batch& b);
 std::map<std::string, ReferenceResult> references_for(const Batch& b, const std::string& lab);
 
 std::string now_utc();
-double seconds_since(std::chrono::steady_clock::time_point start);
 
 // Grades one student in `slot`: unpacks, hashes, skips an unchanged submission, builds and runs each
 // lab, and writes OUT/students/<name>/. Throws when the grader itself failed for this student.

@@ -34,10 +34,6 @@ std::string now_utc() {
                      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 std::string selection_key(const Batch& b) {
   std::vector<std::string> ids;
   for (const auto& m : b.labs) ids.push_back(m.id);

@@ -8,7 +8,7 @@ LabRun build_and_supervise(const LabJob& job) {
   const Manifest& m = *job.manifest;
   const auto compile_start = std::chrono::steady_clock::now();
   const BuildResult build = build_lab(*job.toolchain, m, job.backend, job.student_dir, job.build_dir, job.compile);
-  const double compile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+  const double compile_s = seconds_since(compile_start);
   LabRun lab = lab_of(m, job.backend);
   if (!build.ok) {
     const Status status = build.rejected ? Status::rejected : Status::compile_error;

@@ -15,6 +15,10 @@ PhaseTimes& operator+=(PhaseTimes& total, const PhaseTimes& p) {
   return total;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void to_json(json& j, const PhaseTimes& p) {
   auto ms = [](double s) { return std::round(s * 1000) / 1000; };
   j = {{"compile_s", ms(p.compile_s)},         {"wait_for_gpu_s", ms(p.wait_for_gpu_s)},

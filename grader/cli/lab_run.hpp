@@ -1,6 +1,7 @@
 // What one lab of one run produced (LabRun) and where its time went (PhaseTimes): the record the
 // supervisor fills, the sanitizer gate amends, and the report, the JSON files and the feedback render.
 #pragma once
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct PhaseTimes {
   double sanitize_s = 0;      // the sanitizer gate (set by the caller)
 };
 PhaseTimes& operator+=(PhaseTimes& total, const PhaseTimes& more);
+// Seconds since `start` on the steady clock: how each phase is measured.
+double seconds_since(std::chrono::steady_clock::time_point start);
 // In seconds rounded to milliseconds, under the field names.
 void to_json(nlohmann::json& j, const PhaseTimes& p);
 void from_json(const nlohmann::json& j, PhaseTimes& p);

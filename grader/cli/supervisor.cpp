@@ -81,7 +81,7 @@ std::optional<Limits> limits_for_next_process(Pass& pass) {
   Limits limits = req.limits;
   limits.idle_s = req.timeout_s.value_or(req.manifest->timeout_s);
   if (limits.wall_s <= 0) return limits;
-  limits.wall_s -= std::chrono::duration<double>(std::chrono::steady_clock::now() - pass.lab_start).count();
+  limits.wall_s -= seconds_since(pass.lab_start);
   if (limits.wall_s >= 1) return limits;
   const auto message = fmt::format("not run: the lab used up its time limit of {:.0f} s", req.limits.wall_s);
   for (auto& r : all_tasks_failed(*req.manifest, pass.pending, Status::timeout, message, "")) pass.finished[r.task] = r;
