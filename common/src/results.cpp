@@ -2,6 +2,10 @@
 
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "gpulab/metrics.hpp"
+
 namespace gpulab {
 
 namespace {
@@ -114,6 +118,14 @@ void to_json(nlohmann::json& j, const TaskResult& t) {
   put_optional(j, "threshold", t.threshold);
   if (!t.finding.empty()) j["finding"] = t.finding;
   if (t.borderline) j["borderline"] = true;
+  if (t.failed_in_hidden_case) j["hidden_case"] = true;
+  // The words a reader sees, so that renderers of the JSON (scripts/grade/summary.py) only render.
+  j["status_label"] = describe(t.status);
+  if (const Metric* m = find_metric(t.metric)) {
+    j["metric_label"] =
+        m->fraction ? fmt::format("fraction {}", m->against) : fmt::format("multiple of {}", m->against);
+    j["metric_unit"] = m->fraction ? "%" : "×";
+  }
 }
 void from_json(const nlohmann::json& j, TaskResult& t) {
   t.task = j.at("task");
@@ -135,6 +147,7 @@ void from_json(const nlohmann::json& j, TaskResult& t) {
   get_optional(j, "threshold", t.threshold);
   t.finding = j.value("finding", "");
   t.borderline = j.value("borderline", false);
+  t.failed_in_hidden_case = j.value("hidden_case", false);
 }
 
 }  // namespace gpulab

@@ -1,8 +1,9 @@
 // `gpulab grade`: the instructor's batch. Every entry of the submissions folder is one student (a
 // folder or an archive); each is unpacked safely, its lab files taken into a scratch copy, scanned,
 // built and run isolated, and recorded as OUT/students/<name>/{result.json, results.json (Gradescope),
-// feedback.txt, feedback.html}; then OUT/grades.csv, OUT/batch.json and OUT/index.html. A batch that
-// is stopped and started again skips students whose submission and grader are unchanged.
+// feedback.txt, feedback.html} (student_record.hpp, student_outputs.hpp); then OUT/grades.csv,
+// OUT/batch.json and OUT/index.html. A batch that is stopped and started again skips students whose
+// submission and grader are unchanged. grade_batch.cpp runs the batch, grade_student.cpp one student.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -10,9 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "report.hpp"
 #include "sandbox.hpp"
 #include "student_build.hpp"
 #include "submission.hpp"
@@ -53,14 +51,6 @@ struct BatchSummary {
 // The pristine harness's identity: its version and a hash of the gpulab command, the harness
 // libraries and the graded manifests; a change regrades everyone.
 std::string grader_version(const Toolchain& toolchain, const std::vector<Manifest>& labs, const std::string& backend);
-
-// The per-student outputs derived from a result record.
-nlohmann::json gradescope_results(const nlohmann::json& result);
-std::string feedback_text(const nlohmann::json& result);
-std::string feedback_html(const nlohmann::json& result);
-// One row per result; columns: student, submission, a column per lab/task, score, max_score, status, error,
-// findings (what the instructor should look at: buffer violations, sanitizer findings, divergent barriers).
-std::string gradebook_csv(const std::vector<nlohmann::json>& results, const std::vector<Manifest>& labs);
 
 BatchSummary grade_batch(const Toolchain& toolchain, const std::vector<Manifest>& labs, const std::string& backend,
                          const GradeOptions& options);

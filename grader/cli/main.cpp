@@ -11,9 +11,11 @@
 
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
+#include "gpulab/text.hpp"
 #include "audit.hpp"
 #include "calibration_cache.hpp"
 #include "grade.hpp"
+#include "lab_job.hpp"
 #include "machine_lock.hpp"
 #include "release.hpp"
 #include "report.hpp"
@@ -35,11 +37,6 @@ std::string source_key(const Toolchain& tc, const fs::path& source) {
   for (const char* known : {"labs", "solutions"})
     if (fs::exists(tc.repo / known) && fs::equivalent(source, tc.repo / known)) return known;
   return fmt::format("{}-{:08x}", source.filename().string(), std::hash<std::string>{}(source.string()) & 0xffffffffu);
-}
-
-std::string without_prefix(std::string text, const std::string& prefix) {
-  for (std::size_t at; (at = text.find(prefix)) != std::string::npos;) text.erase(at, prefix.size());
-  return text;
 }
 
 bool matches(const Manifest& m, const std::string& wanted) {
@@ -109,81 +106,88 @@ struct CheckOptions {
 };
 
 
+// What one `gpulab check` runs its labs with.
+struct CheckPlan {
+  const CheckOptions& options;
+  const Toolchain& tc;
+  fs::path source, work;  // the graded folder; its objects, pictures and report
+  std::string backend;
+  std::optional<SanitizerGate> gate;
+  CheckCalibrations calibrations;
+};
+
+// Builds one lab and, unless only building, runs its tasks: under the GPU lock, through the
+// calibration cache or the sanitizer gate.
+LabRun check_lab(CheckPlan& plan, const Manifest& m, const std::vector<std::string>& tasks, std::uint64_t seed) {
+  const CheckOptions& o = plan.options;
+  LabJob job;
+  job.toolchain = &plan.tc, job.manifest = &m, job.backend = plan.backend, job.tasks = tasks;
+  job.student_dir = plan.source / m.id;
+  job.build_dir = plan.work / m.id / plan.backend;
+  RunRequest& req = job.request;
+  req.device = o.device;
+  req.seed = seed;
+  if (o.timeout > 0) req.timeout_s = o.timeout;
+  req.work_dir = job.build_dir;
+  // Next to the report: build/students/<source>/pictures/<lab>/<backend>/<task>/.
+  req.pictures_dir = plan.work / "pictures" / m.id / plan.backend;
+  if (!o.build_only)
+    job.supervise = [&](const RunRequest& built) {
+      fs::remove_all(built.pictures_dir);  // no stale pictures from an earlier run
+      const auto gpu = lock_gpu(plan.backend, o.device);
+      if (!plan.gate) return plan.calibrations.supervise(built);
+      plan.gate->student_files = m.files.at(plan.backend);
+      plan.gate->shown_dir = m.id;
+      return sanitize_lab(built, *plan.gate);
+    };
+  LabRun lab = build_and_supervise(job);
+  const std::string repo = plan.tc.repo.string() + "/";  // paths relative to the repository read better
+  lab.pictures_dir = replace_all(lab.pictures_dir, repo);
+  for (auto& t : lab.tasks) {
+    t.message = replace_all(t.message, repo);
+    t.details = replace_all(t.details, repo);
+  }
+  return lab;
+}
+
+// `gpulab build`: the build failures, or that every lab builds.
+int report_build(const RunSummary& run) {
+  for (const auto& lab : run.labs)
+    for (const auto& t : lab.tasks) fmt::print("{}: {}\n{}\n", lab.id, t.message, t.details);
+  fmt::print("{} ({}): {}\n", run.source, run.backend, run.labs.empty() ? "every lab builds" : "build failed");
+  return run.labs.empty() ? 0 : 1;
+}
+
 int check(const CheckOptions& o) {
   const Toolchain tc = Toolchain::load(own_directory());
   const fs::path source = fs::absolute(o.source.empty() ? tc.repo / "labs" : fs::path(o.source)).lexically_normal();
   if (!fs::is_directory(source)) throw std::invalid_argument(fmt::format("SOURCE={} is not a folder", source.string()));
   const auto labs = select_labs(tc, o.labs);
   const std::string backend = choose_backend(tc, o.backend);
-  const std::string key = source_key(tc, source);
-  const fs::path work = tc.build_dir / "students" / key;
-  std::optional<SanitizerGate> gate;
-  if (o.sanitize && !o.build_only) gate = make_sanitizer_gate(tc, backend);
-
+  CheckPlan plan{o, tc, source, tc.build_dir / "students" / source_key(tc, source), backend, std::nullopt,
+                 CheckCalibrations(tc, backend, o.device, o.recalibrate)};
+  if (o.sanitize && !o.build_only) plan.gate = make_sanitizer_gate(tc, backend);
   RunSummary run;
   run.source = source.string();
   run.backend = backend;
   run.seed = o.seed ? o.seed : fresh_seed();
-  CheckCalibrations calibrations(tc, backend, o.device, o.recalibrate);
   for (const auto& m : labs) {
-    if (!m.files.count(backend)) continue;
-    const auto tasks = select_tasks(m, o.tasks);
+    const auto tasks = m.files.count(backend) ? select_tasks(m, o.tasks) : std::vector<std::string>{};
     if (tasks.empty()) continue;
     if (!o.build_only)
       fmt::print(stderr, "gpulab: {} ({}{})…\n", m.id, backend,
-                 gate ? fmt::format(", correctness cases under compute-sanitizer {}", fmt::join(gate->tools, ", ")) : "");
-    const fs::path lab_work = work / m.id / backend;
-    const BuildResult build = build_lab(tc, m, backend, source / m.id, lab_work);
-    LabRun lab;
-    if (!build.ok) {
-      lab.id = m.id;
-      lab.name = m.name;
-      lab.title = m.title;
-      lab.backend = backend;
-      lab.tasks = all_tasks_failed(m, tasks, build.rejected ? Status::rejected : Status::compile_error, build.message,
-                                   build.log);
-    } else if (o.build_only) {
-      for (const auto& w : warning_lines(build.warnings)) fmt::print(stderr, "warning: {}\n", w);
+                 plan.gate
+                     ? fmt::format(", correctness cases under compute-sanitizer {}", fmt::join(plan.gate->tools, ", "))
+                     : "");
+    LabRun lab = check_lab(plan, m, tasks, run.seed);
+    if (o.build_only && lab.tasks.empty()) {  // it built
+      for (const auto& w : lab.warnings) fmt::print(stderr, "warning: {}\n", w);
       continue;
-    } else {
-      RunRequest req;
-      req.runner = build.runner;
-      req.manifest = &m;
-      req.student_dir = source / m.id;
-      req.backend = backend;
-      req.device = o.device;
-      req.seed = run.seed;
-      req.tasks = tasks;
-      if (o.timeout > 0) req.timeout_s = o.timeout;
-      req.work_dir = lab_work;
-      // Next to the report: build/students/<source>/pictures/<lab>/<backend>/<task>/.
-      req.pictures_dir = work / "pictures" / m.id / backend;
-      fs::remove_all(req.pictures_dir);  // no stale pictures from an earlier run
-      const auto gpu = lock_gpu(backend, o.device);
-      if (gate) {
-        gate->student_files = m.files.at(backend);
-        gate->shown_dir = m.id;
-        lab = sanitize_lab(req, *gate);
-      } else {
-        lab = calibrations.supervise(req);
-      }
-    }
-    lab.warnings = warning_lines(build.warnings);
-    lab.pictures_dir = without_prefix(lab.pictures_dir, tc.repo.string() + "/");
-    for (auto& t : lab.tasks) {  // paths relative to the repository read better
-      t.message = without_prefix(t.message, tc.repo.string() + "/");
-      t.details = without_prefix(t.details, tc.repo.string() + "/");
     }
     run.labs.push_back(std::move(lab));
   }
-
-  if (o.build_only) {
-    for (const auto& lab : run.labs)
-      for (const auto& t : lab.tasks) fmt::print("{}: {}\n{}\n", lab.id, t.message, t.details);
-    fmt::print("{} ({}): {}\n", source.string(), backend, run.labs.empty() ? "every lab builds" : "build failed");
-    return run.labs.empty() ? 0 : 1;
-  }
-  const fs::path json = o.json.empty() ? work / "report.json" : fs::path(o.json);
+  if (o.build_only) return report_build(run);
+  const fs::path json = o.json.empty() ? plan.work / "report.json" : fs::path(o.json);
   write_json_atomically(to_json(run), json);
   const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
   fmt::print("{}", render_report(run, color));

@@ -14,15 +14,12 @@ namespace gpulab::cli {
 
 double RunSummary::points() const {
   double p = 0;
-  for (const auto& lab : labs)
-    for (const auto& t : lab.tasks) p += t.points;
+  for (const auto& lab : labs) p += lab.points();
   return p;
 }
 double RunSummary::max_points() const {
   double p = 0;
-  for (const auto& lab : labs)
-    for (const auto& t : lab.tasks)
-      if (!t.bonus) p += t.max_points;
+  for (const auto& lab : labs) p += lab.max_points();
   return p;
 }
 int RunSummary::tasks_passed() const {
@@ -44,19 +41,16 @@ bool RunSummary::all_passed() const {
 }
 
 nlohmann::json to_json(const RunSummary& run) {
-  nlohmann::json labs = nlohmann::json::array();
-  for (const auto& lab : run.labs) {
-    nlohmann::json l{{"id", lab.id},         {"name", lab.name},       {"title", lab.title},
-                     {"backend", lab.backend}, {"device", lab.device}, {"tasks", lab.tasks},
-                     {"output", lab.output},  {"processes", lab.processes}};
-    if (!lab.pictures_dir.empty()) l["pictures"] = lab.pictures_dir;
-    if (!lab.warnings.empty()) l["warnings"] = lab.warnings;
-    if (!lab.calibration.rates.empty()) l["calibration"] = calibration_to_json(lab.calibration);
-    labs.push_back(std::move(l));
-  }
   return {{"source", run.source},       {"backend", run.backend},         {"seed", run.seed},
-          {"labs", labs},               {"points", run.points()},         {"max_points", run.max_points()},
+          {"labs", run.labs},           {"points", run.points()},         {"max_points", run.max_points()},
           {"tasks_passed", run.tasks_passed()}, {"tasks_total", run.tasks_total()}, {"passed", run.all_passed()}};
+}
+
+void from_json(const nlohmann::json& j, RunSummary& run) {
+  run.source = j.value("source", "");
+  run.backend = j.value("backend", "");
+  run.seed = j.value("seed", std::uint64_t{0});
+  run.labs = j.value("labs", std::vector<LabRun>{});
 }
 
 void write_json_atomically(const nlohmann::json& data, const std::filesystem::path& path) {
@@ -129,6 +123,39 @@ std::string describe_measured(const Calibration& cal, double now) {
 
 std::string number(double v) { return v == static_cast<long long>(v) ? fmt::format("{}", static_cast<long long>(v)) : fmt::format("{:.1f}", v); }
 
+// One task's row of a lab's table: cases, time, rate, every ratio, the bound, the result and points.
+std::string task_row(const TaskResult& t, const std::vector<const Metric*>& columns, const Painter& paint) {
+  const std::string cases = t.cases_total ? fmt::format("{}/{}", t.cases_passed, t.cases_total) : "—";
+  const std::string time = t.time_ms ? fmt::format("{:.3f} ms", *t.time_ms) : "—";
+  const std::string rate = !t.rate        ? "—"
+                           : *t.rate < 10 ? fmt::format("{:.3f}", *t.rate)
+                                          : fmt::format("{:.1f}", *t.rate);
+  std::string row =
+      fmt::format("  {:<16} {:>7} {:>11} {:>9}", t.bonus ? t.task + " (bonus)" : t.task, cases, time, rate);
+  for (const Metric* m : columns) {
+    auto it = t.ratios.find(m->name);
+    row += fmt::format(" {:>9}", it == t.ratios.end() ? "—" : format_ratio(*m, it->second));
+  }
+  const Metric* bound = find_metric(t.metric);
+  const std::string needs = t.threshold && bound ? "≥" + format_ratio(*bound, *t.threshold) : "—";
+  const std::string mark = t.status == Status::passed ? (t.borderline ? "✔~" : "✔ ") : (t.borderline ? "✘~" : "✘ ");
+  // Pad before painting: escape codes would upset the column widths.
+  const std::string result = paint(fmt::format("{:<16}", mark + describe(t.status)), style_of(t.status));
+  return row + fmt::format(" {:>9}  {} {:>7}\n", needs, result, number(t.points) + "/" + number(t.max_points));
+}
+
+// What went wrong in a failed task: its message (marked when a hidden case failed) and what the
+// details add to it.
+std::string task_problem(const TaskResult& t, const Painter& paint) {
+  std::string out = paint(fmt::format("  ✘ {} ({}): ", t.task, t.function), style_of(t.status)) +
+                    (t.failed_in_hidden_case ? "(hidden case) " : "") + t.message + "\n";
+  // Details often repeat the message as their first line: print only what they add.
+  std::string details = t.details;
+  if (details.rfind(t.message, 0) == 0) details.erase(0, t.message.size());
+  while (!details.empty() && details.front() == '\n') details.erase(0, 1);
+  return details.empty() ? out : out + indent(details, "      ");
+}
+
 }  // namespace
 
 std::string render_warnings(const std::vector<std::string>& warnings, bool color) {
@@ -165,28 +192,8 @@ std::string render_report(const RunSummary& run, bool color) {
     out += fmt::format(" {:>9}  {:<16} {:>7}\n", "needs", "result", "points");
     std::string problems;
     for (const auto& t : lab.tasks) {
-      const std::string cases = t.cases_total ? fmt::format("{}/{}", t.cases_passed, t.cases_total) : "—";
-      const std::string time = t.time_ms ? fmt::format("{:.3f} ms", *t.time_ms) : "—";
-      const std::string rate = !t.rate ? "—" : *t.rate < 10 ? fmt::format("{:.3f}", *t.rate) : fmt::format("{:.1f}", *t.rate);
-      out += fmt::format("  {:<16} {:>7} {:>11} {:>9}", t.bonus ? t.task + " (bonus)" : t.task, cases, time, rate);
-      for (const Metric* m : columns) {
-        auto it = t.ratios.find(m->name);
-        out += fmt::format(" {:>9}", it == t.ratios.end() ? "—" : format_ratio(*m, it->second));
-      }
-      const Metric* bound = find_metric(t.metric);
-      const std::string needs = t.threshold && bound ? "≥" + format_ratio(*bound, *t.threshold) : "—";
-      const std::string mark = t.status == Status::passed ? (t.borderline ? "✔~" : "✔ ") : (t.borderline ? "✘~" : "✘ ");
-      // Pad before painting: escape codes would upset the column widths.
-      const std::string result = paint(fmt::format("{:<16}", mark + describe(t.status)), style_of(t.status));
-      out += fmt::format(" {:>9}  {} {:>7}\n", needs, result, number(t.points) + "/" + number(t.max_points));
-      if (t.status != Status::passed) {
-        problems += paint(fmt::format("  ✘ {} ({}): ", t.task, t.function), style_of(t.status)) + t.message + "\n";
-        // Details often repeat the message as their first line: print only what they add.
-        std::string details = t.details;
-        if (details.rfind(t.message, 0) == 0) details.erase(0, t.message.size());
-        while (!details.empty() && details.front() == '\n') details.erase(0, 1);
-        if (!details.empty()) problems += indent(details, "      ");
-      }
+      out += task_row(t, columns, paint);
+      if (t.status != Status::passed) problems += task_problem(t, paint);
     }
     if (!problems.empty()) out += "\n" + problems;
     out += render_warnings(lab.warnings, color);

@@ -25,7 +25,9 @@ struct RunSummary {
   bool all_passed() const;
 };
 
+// The JSON report of `gpulab check` (with the totals, for readers of the file), and back.
 nlohmann::json to_json(const RunSummary& run);
+void from_json(const nlohmann::json& j, RunSummary& run);
 // Writes via a temporary file and a rename, so a reader never sees half a report.
 void write_json_atomically(const nlohmann::json& data, const std::filesystem::path& path);
 std::string render_report(const RunSummary& run, bool color);

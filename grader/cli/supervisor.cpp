@@ -1,19 +1,15 @@
 #include "supervisor.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "early_exit.hpp"
+#include "files.hpp"
+#include "runner_progress.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <fstream>
 #include <map>
-#include <thread>
 
 namespace gpulab::cli {
 
@@ -46,16 +42,6 @@ std::vector<TaskResult> all_tasks_failed(const Manifest& manifest, const std::ve
 
 namespace {
 
-std::vector<nlohmann::json> read_events(const fs::path& progress) {
-  std::vector<nlohmann::json> events;
-  std::ifstream in(progress);
-  for (std::string line; std::getline(in, line);) {
-    auto event = nlohmann::json::parse(line, nullptr, false);
-    if (!event.is_discarded()) events.push_back(std::move(event));  // a line cut short by a crash
-  }
-  return events;
-}
-
 std::string tail_of(const fs::path& file, std::size_t max_bytes) {
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) return {};
@@ -66,33 +52,6 @@ std::string tail_of(const fs::path& file, std::size_t max_bytes) {
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   return start > 0 ? "…" + text : text;
 }
-
-std::string signal_text(int sig) {
-  switch (sig) {
-    case SIGSEGV:
-      return "SIGSEGV, a segmentation fault";
-    case SIGBUS:
-      return "SIGBUS, a bus error";
-    case SIGFPE:
-      return "SIGFPE, an arithmetic error such as an integer division by zero";
-    case SIGABRT:
-      return "SIGABRT, an abort (an uncaught exception or a failed assert)";
-    case SIGILL:
-      return "SIGILL, an illegal instruction";
-    case SIGXFSZ:
-      return "SIGXFSZ: it printed or wrote more than the output limit (a print in a loop?)";
-    case SIGXCPU:
-      return "SIGXCPU: it used more than its CPU time limit (a busy loop in host code?)";
-    case SIGKILL:
-      return "SIGKILL, killed from outside (out of memory?)";
-    default:
-      return fmt::format("signal {} ({})", sig, strsignal(sig));
-  }
-}
-
-}  // namespace
-
-namespace {
 
 // The secrets a runner reads on standard input: the seed, which cases, and trusted rates if any.
 std::string secrets_for(const RunRequest& req, bool hidden) {
@@ -105,34 +64,106 @@ std::string secrets_for(const RunRequest& req, bool hidden) {
   return j.dump() + "\n";
 }
 
-// What one runner process's events said about its calibration and where its time went.
-struct ProcessClock {
-  bool task_begun = false, calibrated = false;
-  double case_began_at = 0;
+// One pass of runner processes over some tasks: what is known between its processes.
+struct Pass {
+  const RunRequest& req;
+  bool hidden = false;
+  std::chrono::steady_clock::time_point lab_start;
+  std::vector<std::string> pending;
+  std::map<std::string, TaskResult> finished;
+  LabRun run;
 };
 
-// A "calibration" event: its time into the phases; its rates into the lab unless trusted rates were
-// sent (then the event only echoes them). A forged event cannot be told from a real one by its
-// content, only by its place: one per process, before any task began, or the lab notes a doubt.
-void take_calibration(LabRun& run, const RunRequest& req, const nlohmann::json& e, ProcessClock& clock) {
-  run.phases.calibration_s += e.value("took_s", 0.0);
-  if (req.calibration) return;
-  if (clock.task_begun) run.calibration_doubt = "a calibration event after a task began";
-  if (clock.calibrated) run.calibration_doubt = "two calibration events from one runner";
-  clock.calibrated = true;
-  try {
-    run.calibration = calibration_from_json(e);
-  } catch (const std::invalid_argument& bad) {
-    run.calibration_doubt = fmt::format("a malformed calibration event ({})", bad.what());
-  }
+// The limits of the next process: the wall-clock limit holds for the whole lab, over every restart.
+// Empty when the lab's time is used up (the pending tasks then fail).
+std::optional<Limits> limits_for_next_process(Pass& pass) {
+  const RunRequest& req = pass.req;
+  Limits limits = req.limits;
+  limits.idle_s = req.timeout_s.value_or(req.manifest->timeout_s);
+  if (limits.wall_s <= 0) return limits;
+  limits.wall_s -= seconds_since(pass.lab_start);
+  if (limits.wall_s >= 1) return limits;
+  const auto message = fmt::format("not run: the lab used up its time limit of {:.0f} s", req.limits.wall_s);
+  for (auto& r : all_tasks_failed(*req.manifest, pass.pending, Status::timeout, message, "")) pass.finished[r.task] = r;
+  return std::nullopt;
 }
 
-// A case's time (from its case_begin to its case_end, on the runner's clock) into the phases.
-void take_case_time(LabRun& run, const nlohmann::json& e, const ProcessClock& clock) {
-  const double took = std::max(0.0, e.value("at_s", 0.0) - clock.case_began_at);
-  const bool timed = e.contains("result") && e["result"].contains("timing");
-  (timed ? run.phases.timing_s : run.phases.correctness_s) += took;
-  if (timed) run.phases.timed_launches_s += std::clamp(e["result"].value("timed_s", 0.0), 0.0, took);
+std::vector<std::string> runner_argv(const Pass& pass, const fs::path& progress) {
+  const RunRequest& req = pass.req;
+  std::vector<std::string> argv = req.wrapper;
+  argv.insert(argv.end(), {req.runner.string(), "--manifest", req.manifest->path.string(), "--student-dir",
+                           req.student_dir.string(), "--backend", req.backend, "--progress",
+                           req.sandbox.isolation ? "/dev/fd/3" : progress.string()});
+  if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
+  if (!req.pictures_dir.empty()) argv.insert(argv.end(), {"--pictures", req.pictures_dir.string()});
+  for (const auto& t : pass.pending) argv.insert(argv.end(), {"--task", t});
+  return argv;
+}
+
+// A process's events into the pass: device, calibration, phases, and the results of pending tasks.
+// Points and the maximum come from the manifest, once per pending task: the progress file is written
+// by the process that runs student code.
+void take_progress(Pass& pass, const RunnerProgress& progress) {
+  LabRun& run = pass.run;
+  if (!progress.device.is_null()) run.device = progress.device;
+  run.phases += progress.phases;
+  if (!pass.req.calibration) {  // trusted rates were sent: the runner's event only echoes them
+    if (progress.calibration) run.calibration = *progress.calibration;
+    if (!progress.calibration_doubt.empty()) run.calibration_doubt = progress.calibration_doubt;
+  }
+  for (TaskResult r : progress.task_results) {
+    const Task* task = pass.req.manifest->find_task(r.task);
+    if (!task || pass.finished.count(r.task) ||
+        std::find(pass.pending.begin(), pass.pending.end(), r.task) == pass.pending.end())
+      continue;
+    r.function = task->function;
+    r.max_points = task->points;
+    r.bonus = task->bonus;
+    r.points = r.status == Status::passed ? task->points : 0;
+    pass.finished[r.task] = r;
+  }
+  std::erase_if(pass.pending, [&](const std::string& t) { return pass.finished.count(t) > 0; });
+}
+
+// After a process that ended before reporting every task: the task it was in fails with the reason
+// (false: go on with a fresh process for the rest), or, when it was in none, every pending task does
+// (true: the pass is over), unless a lost device after some progress calls for a fresh process.
+bool take_early_exit(Pass& pass, const RunnerProgress& progress, const EarlyExit& why, bool device_lost,
+                     bool made_progress) {
+  const Manifest& m = *pass.req.manifest;
+  if (progress.current_task.empty() && device_lost && made_progress) return false;
+  if (!progress.current_task.empty()) {
+    pass.finished[progress.current_task] =
+        all_tasks_failed(m, {progress.current_task}, why.status, why.message, "").front();
+    std::erase(pass.pending, progress.current_task);
+    return false;
+  }
+  // Before any task began, nothing of the student's had run but its static constructors: a runner
+  // that could not start, open the device or calibrate is the grader's failure, tried again.
+  if (!made_progress && why.grader_side && pass.run.grader_failure.empty()) pass.run.grader_failure = why.message;
+  const std::string message = why.message.empty() ? "the runner ended without reporting these tasks" : why.message;
+  for (auto& r : all_tasks_failed(m, pass.pending, why.status, message, "")) pass.finished[r.task] = r;
+  return true;
+}
+
+// Runs one runner process over the pending tasks; true when the pass is over.
+bool run_process(Pass& pass, const Limits& limits, const fs::path& output, const std::string& secrets) {
+  const RunRequest& req = pass.req;
+  ++pass.run.processes;
+  const fs::path progress_file =
+      req.work_dir / fmt::format("progress-{}{}.jsonl", pass.hidden ? "hidden-" : "", pass.run.processes);
+  fs::remove(progress_file);
+  const ChildExit exit =
+      run_isolated(runner_argv(pass, progress_file), output, limits, req.sandbox, progress_file, secrets);
+  pass.run.phases.run_s += exit.wall_s;
+  const RunnerProgress progress = parse_runner_progress(read_text(progress_file));
+  const std::size_t finished_before = pass.finished.size();
+  take_progress(pass, progress);
+  if (pass.pending.empty()) return true;
+  const EarlyExitFacts facts{exit,         progress.current_case, progress.setup_error, limits.idle_s,
+                             req.limits.wall_s, limits,           tail_of(output, 300),  req.runner.string()};
+  return take_early_exit(pass, progress, explain_early_exit(facts), exit.exited_with(ExitStatus::device_lost),
+                         pass.finished.size() > finished_before);
 }
 
 // One pass of runner processes over `tasks`: the visible cases, or (`hidden`) the hidden ones alone.
@@ -140,157 +171,19 @@ void take_case_time(LabRun& run, const nlohmann::json& e, const ProcessClock& cl
 LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::string>& tasks,
                 std::chrono::steady_clock::time_point lab_start) {
   const Manifest& m = *req.manifest;
-  LabRun run;
-  run.id = m.id;
-  run.name = m.name;
-  run.title = m.title;
-  run.backend = req.backend;
-  const double timeout = req.timeout_s.value_or(m.timeout_s);
+  Pass pass{req, hidden, lab_start, tasks, {}, lab_of(m, req.backend)};
   fs::create_directories(req.work_dir);
   const fs::path output = req.work_dir / (hidden ? "output-hidden.txt" : "output.txt");
   fs::remove(output);
   const std::string secrets = secrets_for(req, hidden);
-  if (req.calibration && !hidden) run.calibration = *req.calibration;
-
-  std::vector<std::string> pending = tasks;
-  std::map<std::string, TaskResult> finished;
-  while (!pending.empty()) {
-    Limits limits = req.limits;  // the wall-clock limit holds for the whole lab, over every restart
-    if (limits.wall_s > 0) {
-      limits.wall_s -= std::chrono::duration<double>(std::chrono::steady_clock::now() - lab_start).count();
-      if (limits.wall_s < 1) {
-        const auto message = fmt::format("not run: the lab used up its time limit of {:.0f} s", req.limits.wall_s);
-        for (auto& r : all_tasks_failed(m, pending, Status::timeout, message, "")) finished[r.task] = r;
-        break;
-      }
-    }
-    ++run.processes;
-    const fs::path progress = req.work_dir / fmt::format("progress-{}{}.jsonl", hidden ? "hidden-" : "", run.processes);
-    fs::remove(progress);
-    std::vector<std::string> argv = req.wrapper;
-    argv.insert(argv.end(), {req.runner.string(), "--manifest", m.path.string(), "--student-dir", req.student_dir.string(),
-                             "--backend", req.backend, "--progress", req.sandbox.isolation ? "/dev/fd/3" : progress.string()});
-    if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
-    if (!req.pictures_dir.empty()) argv.insert(argv.end(), {"--pictures", req.pictures_dir.string()});
-    for (const auto& t : pending) argv.insert(argv.end(), {"--task", t});
-
-    limits.idle_s = timeout;
-    const ChildExit exit = run_isolated(argv, output, limits, req.sandbox, progress, secrets);
-    run.phases.run_s += exit.wall_s;
-
-    std::string current_task, current_case, setup_error;
-    const std::size_t finished_before = finished.size();
-    ProcessClock clock;
-    for (const auto& e : read_events(progress)) try {
-      const std::string kind = e.value("event", "");
-      if (kind == "device") {
-        run.device = e;
-        run.device.erase("event");
-      } else if (kind == "calibration") {
-        take_calibration(run, req, e, clock);
-      } else if (kind == "task_begin") {
-        current_task = e.at("task");
-        current_case.clear();
-        clock.task_begun = true;
-      } else if (kind == "case_begin") {
-        current_case = e.at("case");
-        clock.case_began_at = e.value("at_s", 0.0);
-      } else if (kind == "case_end") {
-        take_case_time(run, e, clock);
-      } else if (kind == "task_end") {
-        TaskResult r = e.at("result").get<TaskResult>();
-        // Points and the maximum come from the manifest, once per pending task: the progress file
-        // is written by the process that runs student code.
-        const Task* task = m.find_task(r.task);
-        if (task && !finished.count(r.task) && std::find(pending.begin(), pending.end(), r.task) != pending.end()) {
-          r.function = task->function;
-          r.max_points = task->points;
-          r.bonus = task->bonus;
-          r.points = r.status == Status::passed ? task->points : 0;
-          finished[r.task] = r;
-        }
-        current_task.clear();
-      } else if (kind == "error") {
-        setup_error = e.value("message", "");
-      }
-    } catch (const std::exception&) {
-      // A malformed event (a line cut short, or written by student code) is ignored.
-    }
-    std::erase_if(pending, [&](const std::string& t) { return finished.count(t) > 0; });
-    if (pending.empty()) break;
-
-    // The runner ended before reporting every task: say why, for the task it was in.
-    const std::string where = current_case.empty() ? "" : fmt::format(" in case {}", current_case);
-    Status status = Status::crashed;
-    std::string message;
-    if (exit.killed_for == KillReason::idle) {
-      status = Status::timeout;
-      // Filling gigabytes page by page is slow on a loaded machine: the watchdog can fire before the
-      // memory limit does, and then the memory, not a hung kernel, is the likely story.
-      const bool holding_memory = limits.memory_bytes && exit.peak_memory_bytes * 2 > limits.memory_bytes;
-      message = fmt::format("timed out after {:.0f} s without progress{} — {}", timeout, where,
-                            holding_memory
-                                ? fmt::format("its processes held {:.1f} GiB of memory (the limit is {:.1f} GiB): a huge "
-                                              "or leaking host allocation?",
-                                              exit.peak_memory_bytes / double(1ull << 30), limits.memory_bytes / double(1ull << 30))
-                                : "an infinite loop, or a barrier (__syncthreads / barrier) that not every thread of the "
-                                  "block reaches, e.g. inside an if");
-    } else if (exit.killed_for == KillReason::timeout) {
-      status = Status::timeout;
-      message = fmt::format("stopped after {:.0f} s, the time limit of the whole lab{}", req.limits.wall_s, where);
-    } else if (exit.killed_for == KillReason::disk) {
-      message = fmt::format("stopped{}: it wrote more than {} MiB of files, the limit — files written in a loop?", where,
-                            limits.disk_bytes >> 20);
-    } else if (exit.killed_for == KillReason::memory) {
-      message = fmt::format("stopped{}: its processes used more than {:.1f} GiB of memory, the limit — a huge or "
-                            "leaking host allocation?",
-                            where, limits.memory_bytes / double(1ull << 30));
-    } else if (exit.signal == SIGXFSZ || exit.signal == SIGXCPU) {
-      message = fmt::format("the runner was stopped with {}{}", signal_text(exit.signal), where);
-    } else if (exit.signal) {
-      message = fmt::format("the runner crashed with {}{} — on a CPU OpenCL device an out-of-bounds access in a "
-                            "kernel crashes the process: check the bounds test of every work-item; in host code, "
-                            "check pointers and sizes",
-                            signal_text(exit.signal), where);
-    } else if (!setup_error.empty()) {
-      status = Status::error;
-      message = setup_error;
-    } else if (exit.exited_with(ExitStatus::cannot_start)) {
-      status = Status::error;
-      message = fmt::format("the sandbox could not start the runner: {}", tail_of(output, 300));
-    } else if (exit.exited_with(ExitStatus::cannot_execute)) {
-      status = Status::error;
-      message = fmt::format("cannot execute the runner {}", req.runner.string());
-    } else if (WIFEXITED(exit.status) && !exit.exited_with(ExitStatus::device_lost)) {
-      message = fmt::format("the runner exited with status {}{} before reporting (did student code call exit?)",
-                            WEXITSTATUS(exit.status), where);
-    }
-    // A runner is one process (three inside bubblewrap): many more mean code that forks in a loop.
-    if (exit.peak_processes > 8)
-      message += fmt::format(" (it had started {} processes{}: a fork bomb?)", exit.peak_processes,
-                             limits.processes ? fmt::format(", the limit is {}", limits.processes) : "");
-    const bool device_lost = exit.exited_with(ExitStatus::device_lost);
-    // The faulting task reported itself: rerun the rest, as long as each run gets further.
-    if (current_task.empty() && device_lost && finished.size() > finished_before) continue;
-    // Before any task began, nothing of the student's had run but its static constructors: a runner
-    // that could not start, open the device or calibrate is the grader's failure, tried again.
-    const bool grader_side = exit.exited_with(ExitStatus::cannot_start) || exit.exited_with(ExitStatus::cannot_execute) ||
-                             (exit.exited_with(ExitStatus::setup_error) && !setup_error.empty());
-    if (current_task.empty() && finished.size() == finished_before && grader_side && run.grader_failure.empty())
-      run.grader_failure = message;
-    if (current_task.empty()) {
-      if (message.empty()) message = "the runner ended without reporting these tasks";
-      // Nothing started (setup failed): every pending task gets the message, no rerun.
-      for (auto& r : all_tasks_failed(m, pending, status, message, "")) finished[r.task] = r;
-      break;
-    }
-    auto failed = all_tasks_failed(m, {current_task}, status, message, "");
-    finished[current_task] = failed.front();
-    std::erase(pending, current_task);
+  if (req.calibration && !hidden) pass.run.calibration = *req.calibration;
+  while (!pass.pending.empty()) {
+    const std::optional<Limits> limits = limits_for_next_process(pass);
+    if (!limits || run_process(pass, *limits, output, secrets)) break;
   }
-
+  LabRun& run = pass.run;
   for (const auto& name : tasks)
-    if (auto it = finished.find(name); it != finished.end()) run.tasks.push_back(it->second);
+    if (auto it = pass.finished.find(name); it != pass.finished.end()) run.tasks.push_back(it->second);
   run.output = tail_of(output, 4000);
   for (const auto& t : run.tasks)
     for (const auto& c : t.cases)
@@ -299,7 +192,7 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
 }
 
 // A task after its hidden pass: the visible result, unless a hidden case failed; then that failure,
-// marked so that a student's feedback never shows the hidden case's shape or data.
+// marked as a hidden case's so that a student's feedback never shows its shape or data.
 TaskResult with_hidden(TaskResult visible, const TaskResult& hidden) {
   visible.cases.insert(visible.cases.end(), hidden.cases.begin(), hidden.cases.end());
   for (auto it = visible.cases.end() - static_cast<std::ptrdiff_t>(hidden.cases.size()); it != visible.cases.end(); ++it)
@@ -309,8 +202,8 @@ TaskResult with_hidden(TaskResult visible, const TaskResult& hidden) {
   if (hidden.status == Status::passed) return visible;
   visible.status = hidden.status;
   visible.points = 0;
-  const std::string prefix = "(hidden case) ";
-  visible.message = hidden.message.rfind(prefix, 0) == 0 ? hidden.message : prefix + hidden.message;
+  visible.failed_in_hidden_case = true;
+  visible.message = hidden.message;
   visible.details = hidden.details;
   return visible;
 }
@@ -353,13 +246,9 @@ std::optional<Calibration> measure_calibration(const RunRequest& req, std::strin
   limits.idle_s = req.timeout_s.value_or(m.timeout_s);
   const ChildExit exit = run_isolated(argv, output, limits, req.sandbox, progress,
                                       nlohmann::json{{"seed", req.seed}, {"cases", "calibrate"}}.dump() + "\n");
-  for (const auto& e : read_events(progress)) try {
-      if (e.value("event", "") == "calibration") return calibration_from_json(e);
-      if (e.value("event", "") == "error") why = e.value("message", "");
-    } catch (const std::exception& bad) {
-      why = fmt::format("a malformed calibration event ({})", bad.what());
-      return std::nullopt;
-    }
+  const RunnerProgress events = parse_runner_progress(read_text(progress));
+  if (events.calibration) return events.calibration;
+  why = !events.calibration_doubt.empty() ? events.calibration_doubt : events.setup_error;
   if (why.empty())
     why = exit.exited_ok() ? "the runner reported no calibration (the lab has no timing case for this device)"
                            : fmt::format("the runner failed: {}", tail_of(output, 300));

@@ -87,24 +87,26 @@ void decide_status(TaskResult& r, const Calibration& calibration) {
   }
 }
 
-// Runs one task's cases; returns false if the device was lost and the process must end.
-bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progress& progress,
-              const Calibration& calibration) {
-  const DeviceClass cls = ctx.device.info().device_class;
+// A task's result before its cases run: its names and points, and its threshold on this device.
+TaskResult task_result_before_cases(const RunContext& ctx, const Task& task, std::size_t cases) {
   TaskResult r;
   r.task = task.name;
   r.function = task.function;
   r.max_points = task.points;
   r.bonus = task.bonus;
-  const auto cases = ctx.manifest.cases_for(cls, task.name);
-  r.cases_total = static_cast<int>(cases.size());
+  r.cases_total = static_cast<int>(cases);
   if (task.threshold) {
     r.metric = task.threshold->metric;
-    r.threshold = task.threshold->bound(ctx.device.info().backend, cls);
+    r.threshold = task.threshold->bound(ctx.device.info().backend, ctx.device.info().device_class);
   }
-  progress.emit({{"event", "task_begin"}, {"task", task.name}});
+  return r;
+}
+
+// What the task's cases run with: the calibration, and the probe of its threshold's baseline, measured
+// again interleaved with the timed launches.
+RunContext task_context(const RunContext& ctx, const TaskResult& r, const Calibration& calibration) {
   RunContext task_ctx = ctx;
-  task_ctx.task = task.name;
+  task_ctx.task = r.task;
   task_ctx.calibration = &calibration;
   if (r.threshold)
     if (const Metric* m = find_metric(r.metric))
@@ -112,7 +114,16 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
         task_ctx.baseline = &it->second;
         task_ctx.bound = r.threshold;
       }
+  return task_ctx;
+}
 
+// Runs one task's cases; returns false if the device was lost and the process must end.
+bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progress& progress,
+              const Calibration& calibration) {
+  const auto cases = ctx.manifest.cases_for(ctx.device.info().device_class, task.name);
+  TaskResult r = task_result_before_cases(ctx, task, cases.size());
+  progress.emit({{"event", "task_begin"}, {"task", task.name}});
+  const RunContext task_ctx = task_context(ctx, r, calibration);
   bool device_lost = false;
   std::optional<Status> stop;  // a failure that makes the remaining cases pointless
   for (const Case* c : cases) {
@@ -122,14 +133,11 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
       cr.hidden = c->hidden;
       progress.emit({{"event", "case_end"}, {"task", task.name}, {"result", cr}});
       r.cases_passed += cr.passed;
-      if (!cr.passed && r.message.empty()) {
-        r.message = cr.hidden ? "(hidden case) " + cr.message : cr.message;
+      if ((!cr.passed && r.message.empty()) || (!cr.finding.empty() && r.finding.empty())) {
+        if (r.finding.empty()) r.finding = cr.finding;
+        r.message = cr.message;
         r.details = cr.details;
-      }
-      if (!cr.finding.empty() && r.finding.empty()) {
-        r.finding = cr.finding;
-        r.message = cr.hidden ? "(hidden case) " + cr.message : cr.message;
-        r.details = cr.details;
+        r.failed_in_hidden_case = cr.hidden;
       }
       if (c->timing && cr.timing) record_timing(r, cr, calibration);
       r.cases.push_back(std::move(cr));

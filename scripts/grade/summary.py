@@ -43,16 +43,9 @@ plt.rcParams.update({"svg.fonttype": "none", "font.size": 10, "text.parse_math":
 PASS, FAIL, MISSING, INK, REFERENCE = "#00695c", "#f4a259", "#d6d6d6", "#263238", "#3949ab"
 FAIL_EDGE = "#b4581a"
 
-STATUS_WORDS = {"passed": "passed", "wrong_result": "wrong result", "too_slow": "too slow",
-                "not_implemented": "not implemented", "compile_error": "compile error", "kernel_fault": "kernel fault",
-                "timeout": "timed out", "crashed": "crashed", "error": "error", "not_run": "not run",
-                "rejected": "rejected", "buffer_violation": "buffer violation",
-                "impossible_speed": "impossible speed", "missing": "no result"}
-# The metric names of common/src/metrics.cpp; a fraction prints as a percentage, a speedup with ×.
-METRIC_WORDS = {"copy_fraction": "fraction of the device's copy bandwidth",
-                "library_fraction": "fraction of the vendor library", "peak_fraction": "fraction of the FP32 peak",
-                "naive_speedup": "speedup over the harness's naive kernel",
-                "cpu_speedup": "speedup over one CPU core", "cpu_all_speedup": "speedup over all CPU cores"}
+# The grader writes each task's status and metric in words (status_label, metric_label, metric_unit in
+# result.json): the page shows those. A lab absent from a student's result is the page's own case.
+NO_RESULT = "no result"
 MESSAGE_CHARS = 160
 WIDTH = 11.0  # inches: about the width of the page's column, so the plots' text is page-sized
 
@@ -92,12 +85,13 @@ def points(value: float) -> str:
     return f"{value:g}"
 
 
-def is_fraction(metric: str) -> bool:
-    return metric.endswith("_fraction")
+def format_ratio(unit: str, ratio: float) -> str:
+    """A ratio in its unit as result.json gives it: "%" for a fraction, else a multiple ("×")."""
+    return f"{ratio * 100:.0f}%" if unit == "%" else f"{ratio:.2f}×"
 
 
-def format_ratio(metric: str, ratio: float) -> str:
-    return f"{ratio * 100:.0f}%" if is_fraction(metric) else f"{ratio:.2f}×"
+def status_label(t: dict) -> str:
+    return text(t.get("status_label")) or text(t.get("status"))
 
 
 # ---------------------------------------------------------------------------------------------- the batch
@@ -127,6 +121,8 @@ class TaskInfo:
     max_points: float = 0.0
     bonus: bool = False
     metric: str = ""
+    metric_label: str = ""
+    metric_unit: str = ""
     thresholds: set = dataclasses.field(default_factory=set)
 
 
@@ -141,6 +137,7 @@ class Batch:
     lab_max: dict  # lab id -> points without bonus
     lab_bonus: dict  # lab id -> bonus points
     tasks: dict  # lab id -> {task name -> TaskInfo}
+    status_labels: dict  # status -> its words, as the records give them
     problems: list  # files that could not be read
 
 
@@ -175,7 +172,7 @@ def load(out: pathlib.Path) -> Batch:
     order = [text(lab) for lab in info.get("labs") or [] if text(lab)]
     for s in students:
         order += [lab for lab in s.labs if lab not in order]
-    tasks, titles, lab_max, lab_bonus = {}, {}, {}, {}
+    tasks, titles, lab_max, lab_bonus, status_labels = {}, {}, {}, {}, {"missing": NO_RESULT}
     for lab in order:
         tasks[lab] = {}
         for s in students:
@@ -187,11 +184,14 @@ def load(out: pathlib.Path) -> Batch:
                 info_t = tasks[lab].setdefault(t["task"], TaskInfo(lab, t["task"], number(t.get("max_points")),
                                                                    bool(t.get("bonus"))))
                 info_t.metric = info_t.metric or text(t.get("metric"))
+                info_t.metric_label = info_t.metric_label or text(t.get("metric_label"))
+                info_t.metric_unit = info_t.metric_unit or text(t.get("metric_unit"))
+                status_labels.setdefault(text(t.get("status")), status_label(t))
                 if "threshold" in t and isinstance(t["threshold"], (int, float)):
                     info_t.thresholds.add(float(t["threshold"]))
         lab_max[lab] = sum(t.max_points for t in tasks[lab].values() if not t.bonus)
         lab_bonus[lab] = sum(t.max_points for t in tasks[lab].values() if t.bonus)
-    return Batch(out, info, calibration, students, order, titles, lab_max, lab_bonus, tasks, problems)
+    return Batch(out, info, calibration, students, order, titles, lab_max, lab_bonus, tasks, status_labels, problems)
 
 
 def task_of(student: Student, lab: str, task: str):
@@ -349,28 +349,29 @@ def performance_plot(batch: Batch):
         for threshold in sorted(info.thresholds):
             ax.axvline(threshold, color=INK, linewidth=1.6)
             # Labels in a band above the marks: the threshold's to the left of its line, the reference's to the right.
-            ax.annotate(f"needs {format_ratio(info.metric, threshold)}", (threshold, LABEL_Y), xytext=(-4, 0),
+            ax.annotate(f"needs {format_ratio(info.metric_unit, threshold)}", (threshold, LABEL_Y), xytext=(-4, 0),
                         textcoords="offset points", va="center", ha="right", fontsize=8.5, fontweight="bold", color=INK)
             values.append(threshold)
         reference = (reference_labs.get(info.lab) or {}).get(info.task) or {}
         if isinstance(reference.get("ratio"), (int, float)):
             ref = float(reference["ratio"])
             ax.axvline(ref, color=REFERENCE, linestyle=(0, (4, 2)), linewidth=1.4)
-            ax.annotate(f"reference {format_ratio(info.metric, ref)}", (ref, LABEL_Y), xytext=(4, 0),
+            ax.annotate(f"reference {format_ratio(info.metric_unit, ref)}", (ref, LABEL_Y), xytext=(4, 0),
                         textcoords="offset points", va="center", ha="left", fontsize=8.5, color=REFERENCE)
             values.append(ref)
         high = max(values) if values else 1.0
-        ax.set_xlim(0, high * 1.1 if not is_fraction(info.metric) else max(1.0, high * 1.05))
+        fraction = info.metric_unit == "%"
+        ax.set_xlim(0, max(1.0, high * 1.05) if fraction else high * 1.1)
         ax.set_ylim(-0.45, 0.8)
         ax.set_yticks([])
         ax.spines["left"].set_visible(False)
-        if is_fraction(info.metric):
+        if fraction:
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 100:.0f}%"))
         else:
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
         n = len(ok) + len(slow)
         ax.set_title(f"{info.lab} · {info.task}{' (bonus)' if info.bonus else ''}: "
-                     f"{METRIC_WORDS.get(info.metric, info.metric)}  ({n} of {len(batch.students)} measured)",
+                     f"{info.metric_label or info.metric}  ({n} of {len(batch.students)} measured)",
                      fontsize=9.5, loc="left")
     handles = [Line2D([], [], color=PASS, marker="o", linestyle="", label="passed"),
                Line2D([], [], color=FAIL_EDGE, marker="x", linestyle="", label="measured, not passed"),
@@ -482,7 +483,7 @@ def pass_rate_section(batch: Batch) -> str:
             "<th class=num>passed</th><th>pass rate</th><th>what went wrong</th></tr></thead><tbody>"]
     for lab, task, info, counts in rows:
         rate = counts["passed"] / n
-        failures = ", ".join(f"{count} {STATUS_WORDS.get(status, status)}"
+        failures = ", ".join(f"{count} {batch.status_labels.get(status, status)}"
                              for status, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if status != "passed")
         out.append(f'<tr data-lab="{esc(lab)}" data-task="{esc(task)}"><td>{esc(lab)}</td><td>{esc(task)}</td>'
                    f"<td class=num>{points(info.max_points)}{' bonus' if info.bonus else ''}</td>"
@@ -537,9 +538,9 @@ def lab_cell(batch: Batch, student: Student, lab: str) -> str:
     kind = "full" if full > 0 and score >= full else ("zero" if score <= 0 else "partial")
     words = []
     for t in record["tasks"]:
-        word = STATUS_WORDS.get(text(t.get("status")), text(t.get("status")))
         ratio = ratio_of(t, text(t.get("metric"))) if t.get("metric") else None
-        words.append(f"{t['task']}: {word}" + (f" ({format_ratio(text(t['metric']), ratio)})" if ratio is not None else ""))
+        shown = f" ({format_ratio(text(t.get('metric_unit')), ratio)})" if ratio is not None else ""
+        words.append(f"{t['task']}: {status_label(t)}{shown}")
     mark = "✔ " if kind == "full" else ("✘ " if kind == "zero" else "")
     return f'<td class="num {kind}" title="{esc("; ".join(words))}">{mark}{points(score)}/{points(full)}</td>'
 
@@ -565,9 +566,10 @@ def issues(batch: Batch, student: Student) -> str:
             # on a bonus task: it says the code tried to game the grader.
             finding = text(t.get("finding"))
             if (status and status != "passed" and not t.get("bonus")) or finding:
-                message = short(t.get("message"), 100)
+                # A hidden case's failure is the instructor's to know: the record marks it (hidden_case).
+                message = short(("(hidden case) " if t.get("hidden_case") else "") + text(t.get("message")), 100)
                 flag = "⚑ flagged for review: " if finding else ""
-                items.append(f"<li>{flag}{esc(lab)} · {esc(t['task'])}: {esc(STATUS_WORDS.get(status, status))}"
+                items.append(f"<li>{flag}{esc(lab)} · {esc(t['task'])}: {esc(status_label(t))}"
                              + (f' <span class="note">— {esc(message)}</span>' if message else "") + "</li>")
     shown = items[:6]
     if len(items) > 6:

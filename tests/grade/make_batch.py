@@ -87,6 +87,13 @@ MESSAGES = {
     "crashed": "the lab's process died: segmentation fault",
     "not_run": "not run: an earlier task of this lab timed out",
 }
+# The words the grader writes next to each status and metric (status_label, metric_label, metric_unit in
+# result.json; common/src/results.cpp): the summary shows them and knows no words of its own.
+STATUS_LABELS = {"passed": "passed", "wrong_result": "wrong result", "too_slow": "too slow",
+                 "not_implemented": "not implemented", "compile_error": "compile error", "kernel_fault": "kernel fault",
+                 "timeout": "timed out", "crashed": "crashed", "not_run": "not run"}
+METRIC_LABELS = {"copy_fraction": ("fraction of the device's copy bandwidth", "%"),
+                 "naive_speedup": ("multiple of the speed of the harness's naive kernel", "×")}
 
 
 def task_record(lab_id, spec, status, ratio, rng):
@@ -97,7 +104,11 @@ def task_record(lab_id, spec, status, ratio, rng):
               "message": MESSAGES[status].format(ratio=ratio, threshold=threshold),
               "cases_passed": 11 if status in ("passed", "too_slow") else (7 if ran else 0), "cases_total": 11,
               "points": max_points if status == "passed" else 0.0, "max_points": max_points, "bonus": bonus,
-              "metric": metric, "ratios": {}, "cases": []}
+              "metric": metric, "ratios": {}, "cases": [], "status_label": STATUS_LABELS[status]}
+    if metric:
+        record["metric_label"], record["metric_unit"] = METRIC_LABELS[metric]
+    if status == "wrong_result" and task == "shared":  # bob's, in the mixed batch: a hidden case failed
+        record["hidden_case"] = True
     if threshold is not None:
         record["threshold"] = threshold
     if ratio is not None and calibration:

@@ -10,6 +10,7 @@ Run by CTest (tests/CMakeLists.txt) with the Python that has Debian's matplotlib
 from __future__ import annotations
 
 import html.parser
+import json
 import pathlib
 import shutil
 import subprocess
@@ -145,30 +146,19 @@ def common_checks(dom: Node, students: int, label: str):
 # ----------------------------------------------------------------------------------------- the tests
 
 
-def render():
-    """The mixed batch: what Chromium sees, and what its screenshot shows."""
+def need_browser_and_plots():
     need(shutil.which("chromium") or shutil.which("chromium-browser"), "chromium")
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         need(False, "python3-matplotlib")
     try:
-        from PIL import Image
+        import PIL  # noqa: F401
     except ImportError:
         need(False, "python3-pil")
 
-    out = SCRATCH / "mixed"
-    shutil.rmtree(out, ignore_errors=True)
-    make_batch.mixed(out)
-    summarize(out)
-    page = out / "index.html"
-    # Before a browser sees it: an unescaped name would run as a script (and its alert would hang Chromium).
-    if "<script" in page.read_text(encoding="utf-8").lower():
-        sys.exit(f"FAIL: {page} has a <script> tag: a student's name or message was not escaped")
-    dom = parse(chromium("--dump-dom", page.as_uri()))
-    expected = make_batch.MIXED_EXPECTED
-    rows = common_checks(dom, expected["students"], "mixed batch")
 
+def check_pass_rates(dom: Node, expected: dict):
     for key, (passed, total) in expected["pass"].items():
         lab, task = key.split("/")
         row = dom.one("tr", data_lab=lab, data_task=task)
@@ -177,14 +167,20 @@ def render():
             check(shown == f"{passed}/{total}", f"{key}: pass count {shown!r}, expected {passed}/{total}")
             rate = f"{round(100 * passed / total)}%"
             check(rate in row.one("td", cls="rate").text(), f"{key}: pass rate {row.one('td', cls='rate').text()!r}, expected {rate}")
+    # What went wrong, in the grader's words (result.json's status_label).
+    row = dom.one("tr", data_lab="02-transpose", data_task="optimized")
+    words = list(row.all("td"))[-1].text() if row is not None else ""
+    for phrase in ("1 too slow", "1 kernel fault", "1 no result"):
+        check(phrase in words, f"02-transpose/optimized: {phrase!r} not among what went wrong ({words!r})")
 
+
+def check_student_rows(dom: Node, out: pathlib.Path, rows, expected: dict):
     by_name = {row.one(cls="name").text(): row for row in rows}
     for name, score in expected["score"].items():
         row = by_name.get(name)
         if check(row is not None, f"no row for student {name!r} (the names shown: {list(by_name)})"):
             shown = row.one("td", cls="score").text().strip()
             check(shown == f"{score:g}/{expected['max_score']:g}", f"{name}: score {shown!r}, expected {score:g}/20")
-
     # Student-controlled text is text: no element was made from it, and it reads as written.
     check(dom.one("img") is None, "a student's message became an <img> element")
     script_row = by_name.get(make_batch.SCRIPT_NAME)
@@ -203,34 +199,86 @@ def render():
     if dave is not None:
         check("escapes the submission folder" in dave.one("td", cls="issues").text(), "the refused submission's reason is not shown")
         check(len(list(dave.all("td", cls="missing"))) == 3, "the refused submission's labs are not marked as missing")
+    bob = by_name.get("bob")
+    if bob is not None:
+        check("(hidden case) 12 of 4096 elements" in bob.one("td", cls="issues").text(),
+              "a failure in a hidden case is not marked so in the student's issues")
     erin = by_name.get("erin")
     if erin is not None:
         check(len(list(erin.all("td", cls="missing"))) == 1, "erin's missing lab is not marked as missing")
 
+
+def check_performance_and_overview(dom: Node):
     performance = dom.one("svg", id="plot-performance")
     words = performance.text() if performance is not None else ""
-    for label in ("needs 60%", "reference 93%", "needs 1.60×", "reference 2.33×", "reference 5.29×"):
+    for label in ("needs 60%", "reference 93%", "needs 1.60×", "reference 2.33×", "reference 5.29×",
+                  "fraction of the device's copy bandwidth", "multiple of the speed of the harness's naive kernel"):
         check(label in words, f"the performance plot has no label {label!r}")
     overview = dom.one("section", id="overview").text()
     for fact in ("0.1.0+3f2a9c1d4e5b", "NVIDIA H100 80GB HBM3", "bubblewrap", "240"):
         check(fact in overview, f"the overview does not show {fact!r}")
 
-    # The screenshot: a page was drawn, with the pass colour and the fail colour in it.
+
+def check_screenshot(page: pathlib.Path):
+    """A page was drawn, with the pass colour and the fail colour in it."""
+    from PIL import Image
     shot = SCRATCH / "mixed.png"
     shot.unlink(missing_ok=True)
     chromium(f"--screenshot={shot}", "--window-size=1280,4400", page.as_uri())
-    if check(shot.is_file(), "Chromium wrote no screenshot"):
-        image = Image.open(shot).convert("RGB")
-        small = image.resize((image.width // 4, image.height // 4))
-        colours = small.getcolors(maxcolors=1 << 20) or []
-        check(len(colours) > 50, f"the screenshot has {len(colours)} colours: blank or nearly so")
-        background = max(colours)[1]
-        drawn = sum(count for count, colour in colours if colour != background) / (small.width * small.height)
-        check(drawn > 0.08, f"only {drawn:.0%} of the screenshot differs from the background")
-        near = lambda target: sum(count for count, c in colours if max(abs(a - b) for a, b in zip(c, target)) < 12)
-        check(near((0x00, 0x69, 0x5C)) > 200, "the screenshot shows no pass colour")
-        check(near((0xF4, 0xA2, 0x59)) > 200, "the screenshot shows no fail colour")
-        print(f"screenshot {shot}: {image.width}×{image.height}, {len(colours)} colours, {drawn:.0%} drawn")
+    if not check(shot.is_file(), "Chromium wrote no screenshot"):
+        return
+    image = Image.open(shot).convert("RGB")
+    small = image.resize((image.width // 4, image.height // 4))
+    colours = small.getcolors(maxcolors=1 << 20) or []
+    check(len(colours) > 50, f"the screenshot has {len(colours)} colours: blank or nearly so")
+    background = max(colours)[1]
+    drawn = sum(count for count, colour in colours if colour != background) / (small.width * small.height)
+    check(drawn > 0.08, f"only {drawn:.0%} of the screenshot differs from the background")
+    near = lambda target: sum(count for count, c in colours if max(abs(a - b) for a, b in zip(c, target)) < 12)
+    check(near((0x00, 0x69, 0x5C)) > 200, "the screenshot shows no pass colour")
+    check(near((0xF4, 0xA2, 0x59)) > 200, "the screenshot shows no fail colour")
+    print(f"screenshot {shot}: {image.width}×{image.height}, {len(colours)} colours, {drawn:.0%} drawn")
+
+
+def render():
+    """The mixed batch: what Chromium sees, and what its screenshot shows."""
+    need_browser_and_plots()
+    out = SCRATCH / "mixed"
+    shutil.rmtree(out, ignore_errors=True)
+    make_batch.mixed(out)
+    summarize(out)
+    page = out / "index.html"
+    # Before a browser sees it: an unescaped name would run as a script (and its alert would hang Chromium).
+    if "<script" in page.read_text(encoding="utf-8").lower():
+        sys.exit(f"FAIL: {page} has a <script> tag: a student's name or message was not escaped")
+    dom = parse(chromium("--dump-dom", page.as_uri()))
+    expected = make_batch.MIXED_EXPECTED
+    rows = common_checks(dom, expected["students"], "mixed batch")
+    check_pass_rates(dom, expected)
+    check_student_rows(dom, out, rows, expected)
+    check_performance_and_overview(dom)
+    check_screenshot(page)
+
+
+def relabel(out: pathlib.Path):
+    """Gives every task of every record other words for its status and metric, as another grader might."""
+    for record_file in (out / "students").glob("*/result.json"):
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+        for lab in record.get("labs") or []:
+            for t in lab.get("tasks") or []:
+                t["status_label"] = f"status «{t['status']}»"
+                if t.get("metric"):
+                    t["metric_label"] = f"metric «{t['metric']}»"
+        record_file.write_text(json.dumps(record), encoding="utf-8")
+
+
+def check_labels_from_records(out: pathlib.Path):
+    """The page's words for statuses and metrics are the records' own: other words in, other words out."""
+    relabel(out)
+    summarize(out)
+    shown = parse((out / "index.html").read_text(encoding="utf-8")).text()
+    for words in ("status «", "metric «"):
+        check(words in shown, f"the page does not show the records' own label {words!r}…")
 
 
 def sizes():
@@ -248,6 +296,7 @@ def sizes():
         check(all(row.one("td", cls="passed").text().endswith(f"/{count}") for row in rows),
               f"{count} student(s): pass counts are not out of {count}")
         if count == 1:
+            check_labels_from_records(out)
             check("No calibration.json" in dom.one("section", id="performance").text(),
                   "without calibration.json the page does not say how to get the reference ratios")
         check(seconds < 60, f"{count} student(s): summary.py took {seconds:.1f} s")

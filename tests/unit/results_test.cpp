@@ -128,3 +128,18 @@ TEST_CASE("a buffer violation and an impossible speed are statuses of their own,
   CHECK(!plain.contains("finding"));
   CHECK(!plain.contains("borderline"));
 }
+
+TEST_CASE("a task's JSON carries its status and metric in words, and whether its failure was a hidden case's") {
+  TaskResult t;
+  t.status = Status::not_implemented;
+  t.metric = "naive_speedup";
+  t.failed_in_hidden_case = true;
+  const nlohmann::json j = t;
+  CHECK(j.at("status_label") == "not implemented");
+  CHECK(j.at("metric_label") == "multiple of the speed of the harness's naive kernel");
+  CHECK(j.at("metric_unit") == "×");
+  CHECK(j.at("hidden_case") == true);
+  CHECK(j.get<TaskResult>().failed_in_hidden_case);
+  CHECK_FALSE(nlohmann::json(TaskResult{}).contains("hidden_case"));
+  CHECK_FALSE(nlohmann::json(TaskResult{}).contains("metric_label"));
+}

@@ -62,6 +62,9 @@ struct TaskResult {
   Status status = Status::not_run;
   std::string message;
   std::string details;
+  // The failure that message and details describe happened in a hidden case (instructor grading):
+  // reports say so, and a student's feedback shows neither the case nor its data.
+  bool failed_in_hidden_case = false;
   int cases_passed = 0;
   int cases_total = 0;
   std::optional<double> time_ms;    // median of the timed case

@@ -19,4 +19,11 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+// `text` with every occurrence of `from` replaced by `to` (removed when `to` is empty), left to right.
+inline std::string replace_all(std::string text, const std::string& from, const std::string& to = "") {
+  for (std::size_t at = 0; !from.empty() && (at = text.find(from, at)) != std::string::npos; at += to.size())
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 }  // namespace gpulab

@@ -1,0 +1,427 @@
+// The batch: its devices, limits and sandbox, its calibrations, the jobs that grade the students, and
+// the batch's own files (grades.csv, batch.json).
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <atomic>
+#include <sstream>
+#include <thread>
+
+#include "batch.hpp"
+#include "files.hpp"
+#include "gpulab/device.hpp"
+#include "gpulab/random.hpp"
+#include "machine_lock.hpp"
+#include "student_outputs.hpp"
+
+#ifndef GPULAB_VERSION
+#define GPULAB_VERSION "0"
+#endif
+
+namespace gpulab::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string now_utc() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+std::string selection_key(const Batch& b) {
+  std::vector<std::string> ids;
+  for (const auto& m : b.labs) ids.push_back(m.id);
+  const Isolation& i = b.isolation;
+  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB|isolation {}{}{}{}",
+                     b.backend, fmt::join(ids, ","), b.o.device, b.o.idle_timeout_s, b.o.lab_time_limit_s,
+                     b.o.memory_gib, b.o.processes, b.o.output_mib, i.bubblewrap ? "bubblewrap " : "",
+                     i.own_user ? "user " : "", i.network_off ? "no-network" : "",
+                     b.o.sanitize ? "|sanitizer gate" : "");
+}
+
+SandboxSpec sandbox_for(const Batch& b, const fs::path& box, const Slot& slot) {
+  SandboxSpec spec;
+  spec.isolation = &b.isolation;
+  spec.scratch = box;
+  spec.needed = b.needed;
+  spec.hidden = b.hidden;
+  spec.user = slot.user;
+  if (!b.gpus.empty()) spec.env["CUDA_VISIBLE_DEVICES"] = b.gpus[static_cast<std::size_t>(slot.index) % b.gpus.size()];
+  // PoCL's CPU device: the cores are shared among the jobs.
+  spec.env["POCL_CPU_MAX_CU_NUM"] = std::to_string(b.cpu_threads_per_job);
+  spec.env["POCL_MAX_PTHREAD_COUNT"] = std::to_string(b.cpu_threads_per_job);
+  return spec;
+}
+
+double max_score_of(const Batch& b) {
+  double max_score = 0;
+  for (const auto& m : b.labs)
+    for (const auto& t : m.tasks)
+      if (!t.bonus && m.files.count(b.backend)) max_score += t.points;
+  return max_score;
+}
+
+std::map<std::string, ReferenceResult> references_for(const Batch& b, const std::string& lab) {
+  std::map<std::string, ReferenceResult> out;
+  if (b.calibration.contains("labs") && b.calibration["labs"].contains(lab))
+    for (const auto& [task, entry] : b.calibration["labs"][lab].items()) out[task] = entry.get<ReferenceResult>();
+  return out;
+}
+
+int default_jobs(const std::string& backend, const std::string& device, int cuda_gpus, unsigned cores) {
+  if (backend != "cuda" || !device.empty() || cuda_gpus < 1) return 1;
+  return std::max(1, std::min(3 * cuda_gpus, static_cast<int>(cores / 4)));
+}
+
+std::string grader_version(const Toolchain& tc, const std::vector<Manifest>& labs, const std::string& backend) {
+  Sha256 h;
+  h.update(GPULAB_VERSION);
+  h.update_file(fs::canonical("/proc/self/exe"));
+  h.update_file(tc.build_dir / "toolchain.json");
+  // What student code may use: a changed list regrades everyone.
+  std::vector<fs::path> lists;
+  for (const auto& e : fs::directory_iterator(tc.repo / "grader" / "allowlist")) lists.push_back(e.path());
+  std::sort(lists.begin(), lists.end());
+  for (const auto& list : lists) h.update_file(list);
+  for (const auto& m : labs) {
+    h.update_file(m.path);
+    const std::string key = m.name + "/" + backend;
+    if (tc.config["labs"].contains(key))
+      for (const auto& lib : tc.config["labs"][key]) h.update_file(lib.get<std::string>());
+  }
+  return fmt::format("{}+{}", GPULAB_VERSION, h.hex().substr(0, 12));
+}
+
+namespace {
+
+// Holds OUT/.lock for the batch: two batches writing one OUT would overwrite each other.
+class BatchLock {
+ public:
+  explicit BatchLock(const fs::path& out) : fd_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0)
+      throw std::runtime_error(
+          fmt::format("another gpulab grade is writing {}: wait for it, or choose another OUT", out.string()));
+  }
+  ~BatchLock() { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+std::vector<StudentJob> list_submissions(const fs::path& dir) {
+  if (!fs::is_directory(dir))
+    throw std::invalid_argument(
+        fmt::format("SUBMISSIONS={} is not a folder: it must hold one folder or archive per student", dir.string()));
+  std::vector<StudentJob> jobs;
+  std::map<std::string, fs::path> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string file = e.path().filename().string();
+    if (file.empty() || file.front() == '.') continue;
+    StudentJob job{e.path(), student_name(e.path())};
+    if (auto it = names.find(job.name); it != names.end())
+      throw std::invalid_argument(fmt::format("{} and {} are the same student ({}): keep one of them",
+                                              it->second.filename().string(), file, job.name));
+    names[job.name] = e.path();
+    jobs.push_back(job);
+  }
+  std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return jobs;
+}
+
+// Timings are only fair when one submission at a time runs on a GPU: with CUDA each job gets a GPU
+// of its own (CUDA_VISIBLE_DEVICES) and a lock per GPU; a chosen device, or OpenCL on a GPU, has one lock.
+void choose_gpus(Batch& b) {
+  const DeviceInfo device = find_device(b.backend, b.o.device);
+  b.device_class = device.device_class;
+  if (b.backend == "cuda" && b.o.device.empty()) {
+    const auto gpus = list_devices("cuda");
+    std::vector<std::string> ids;
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
+      std::stringstream s(visible);
+      for (std::string id; std::getline(s, id, ',');) ids.push_back(id);
+    }
+    for (std::size_t i = 0; i < gpus.size(); ++i) b.gpus.push_back(i < ids.size() ? ids[i] : std::to_string(i));
+    for (const auto& id : b.gpus) b.gpu_lock_names.push_back(gpu_lock_name("cuda", id));
+    if (b.gpus.empty()) b.gpu_lock_names.push_back(gpu_lock_name(device));
+  } else if (device.device_class == DeviceClass::gpu) {
+    b.gpu_lock_names.push_back(gpu_lock_name(device));
+  }
+}
+
+// How many students at once, and what each job's runners and compilers may use.
+void set_jobs_and_limits(Batch& b) {
+  const GradeOptions& o = b.o;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  b.jobs = o.jobs > 0 ? o.jobs : default_jobs(b.backend, o.device, static_cast<int>(b.gpus.size()), cores);
+  b.cpu_threads_per_job = std::max(1, static_cast<int>(cores) / b.jobs);
+  b.run_limits.wall_s = o.lab_time_limit_s;
+  b.run_limits.cpu_s = o.lab_time_limit_s * b.cpu_threads_per_job;
+  b.run_limits.memory_bytes = static_cast<std::uint64_t>(o.memory_gib * double(1ull << 30));
+  b.run_limits.processes = o.processes;
+  b.run_limits.output_bytes = static_cast<std::uint64_t>(o.output_mib * double(1ull << 20));
+  b.run_limits.disk_bytes = 4 * b.run_limits.output_bytes;  // a few outputs' worth in its own folder
+  b.compile_limits = b.run_limits;
+  b.compile_limits.wall_s = std::min(300.0, o.lab_time_limit_s);
+  b.compile_limits.cpu_s = b.compile_limits.wall_s * 2;
+}
+
+// What a submission sees: neither the solutions, nor the course's tests and history, nor other
+// students. The build folder keeps test copies of the solutions, other runs' reports and the docs site
+// (which quotes the solutions): only the harness libraries there are needed.
+void set_visibility(Batch& b) {
+  b.isolation = detect_isolation();
+  for (const char* p : {"solutions", "tests", ".git"}) b.hidden.push_back(b.tc.repo / p);
+  for (const char* p : {"students", "tests", "site", "bench"}) b.hidden.push_back(b.tc.build_dir / p);
+  b.hidden.push_back(b.submissions);
+  b.hidden.push_back(b.out);
+  b.needed = {b.tc.repo, b.tc.build_dir};
+  if (const char* vendors = std::getenv("OCL_ICD_VENDORS"); vendors && fs::is_directory(vendors))
+    b.needed.emplace_back(vendors);
+}
+
+// OUT/calibration.json of an earlier --calibrate, when the same grader measured it.
+void load_reference_calibration(Batch& b) {
+  const fs::path file = b.out / "calibration.json";
+  if (!fs::exists(file) || b.o.calibrate) return;
+  b.calibration = json::parse(read_text(file), nullptr, false);
+  if (b.calibration.is_discarded() || b.calibration.value("grader_version", "") != b.version) {
+    fmt::print(stderr, "gpulab grade: {} was measured by another grader version and is ignored; --calibrate measures "
+                       "again\n",
+               file.string());
+    b.calibration = json();
+  }
+}
+
+// The skeleton runner's request for one lab on the GPU of `gpu_slot`: the pristine harness and the
+// course's own skeleton files, no sandbox (nothing of a student's runs), the students' environment
+// (their GPU, PoCL's share of the cores) so the rates are those their runs would measure.
+RunRequest skeleton_request(Batch& b, const Manifest& m, const BuildResult& build, const fs::path& dir, int gpu_slot) {
+  RunRequest req;
+  req.runner = build.runner;
+  req.manifest = &m;
+  req.student_dir = b.tc.repo / "labs" / m.id;
+  req.backend = b.backend;
+  req.device = b.o.device;
+  req.seed = b.o.seed ? *b.o.seed : fresh_seed();
+  if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
+  req.work_dir = dir / fmt::format("run-{}", gpu_slot);
+  req.limits = b.run_limits;
+  req.sandbox.env = sandbox_for(b, dir, Slot{gpu_slot, std::nullopt}).env;
+  return req;
+}
+
+// The batch's calibrations, measured once per lab and GPU before any student (issue #15): by a runner
+// built from the pristine skeletons (labs/), which calibrates and exits before any task, so no student
+// code runs in it. Each student's runner is then given these rates (RunRequest::calibration) and only
+// measures the baseline interleaved with its timed launches; a student's runner never supplies the
+// calibration a report shows. A lab that cannot be calibrated here is calibrated by each runner.
+void calibrate_batch(Batch& b) {
+  const int gpus = std::max<int>(1, static_cast<int>(b.gpus.size()));
+  for (const auto& m : b.labs) {
+    const auto cases = m.cases_for(b.device_class);
+    if (!m.files.count(b.backend) || std::none_of(cases.begin(), cases.end(), [](const Case* c) { return c->timing; }))
+      continue;
+    const fs::path dir = b.out / ".scratch" / "_calibration" / m.id;
+    const BuildResult build = build_lab(b.tc, m, b.backend, b.tc.repo / "labs" / m.id, dir / "build");
+    for (int g = 0; g < gpus; ++g) {
+      std::string why = build.ok ? "" : "the skeleton did not build: " + build.message;
+      std::optional<Calibration> c;
+      if (build.ok) {
+        std::optional<MachineLock> lock;
+        if (!b.gpu_lock_names.empty()) lock = MachineLock::take(b.gpu_lock_names[g % b.gpu_lock_names.size()]);
+        c = measure_calibration(skeleton_request(b, m, build, dir, g), why);
+      }
+      if (c) {
+        c->origin = "batch";
+        b.device_calibrations[{g, m.id}] = *c;
+      } else {
+        fmt::print(stderr, "gpulab grade: {}: no batch calibration ({}); each submission's runner measures its own\n",
+                   m.id, why);
+      }
+    }
+  }
+}
+
+// Grades one student as job `index` of the batch, as a sandbox user held machine-wide for the time.
+Outcome grade_in_slot(Batch& b, const StudentJob& job, int index) {
+  Slot slot{index, std::nullopt};
+  std::optional<UserLease> lease;
+  if (b.isolation.own_user) {
+    lease = lease_sandbox_user();
+    slot.user = lease->uid;
+  }
+  return grade_student(b, job, slot);
+}
+
+// --calibrate: the reference solutions, graded like a student, give the ratios this machine reaches
+// (OUT/calibration.json), which every student's feedback compares with.
+void calibrate_reference_solutions(Batch& b) {
+  StudentJob job{b.tc.repo / "solutions", "_reference-solution"};
+  const fs::path dir = b.out / "students" / job.name;
+  fs::remove(dir / "result.json");
+  grade_in_slot(b, job, 0);
+  const auto reference = json::parse(read_text(dir / "result.json")).get<StudentRecord>();
+  json cal{{"grader_version", b.version}, {"measured_at", now_utc()}, {"labs", json::object()}};
+  for (const auto& lab : reference.labs) {
+    cal["device"] = lab.run.device;
+    for (const auto& t : lab.run.tasks)
+      cal["labs"][lab.run.id][t.task] =
+          ReferenceResult{to_string(t.status), t.ratios, t.ratio ? t.metric : "", t.ratio};
+  }
+  write_text_atomically(cal.dump(2) + "\n", b.out / "calibration.json");
+  fs::remove_all(dir);
+  b.calibration = cal;
+  b.budgets.clear();  // the budget line is the students'
+  if (!b.o.quiet)
+    fmt::print("  calibration: the reference solutions' ratios on this machine are in {}\n",
+               (b.out / "calibration.json").string());
+}
+
+// A record that says the grader failed for this student (disk full, ...), without a content hash,
+// so the next run grades them again.
+void write_not_graded(const Batch& b, const StudentJob& job, const std::string& why) {
+  StudentRecord r;
+  r.student = job.name;
+  r.submission = job.entry.filename().string();
+  r.grader_version = b.version;
+  r.grader_error = true;
+  r.max_score = max_score_of(b);
+  r.error = fmt::format("not graded: the grader failed ({}); it is graded again on the next run", why);
+  write_text_atomically(json(r).dump(2) + "\n", b.out / "students" / job.name / "result.json");
+}
+
+// The jobs: each takes the next student until none is left; the batch goes on past the grader's
+// failure for one student.
+BatchSummary grade_students(Batch& b, const std::vector<StudentJob>& students) {
+  BatchSummary summary;
+  summary.submissions = static_cast<int>(students.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex count_lock;
+  auto worker = [&](int slot) {
+    for (std::size_t i; (i = next++) < students.size();) {
+      Outcome outcome;
+      try {
+        outcome = grade_in_slot(b, students[i], slot);
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard lock(b.print_lock);
+          fmt::print(stderr, "  {}: not graded, the grader failed: {}\n", students[i].name, e.what());
+        }
+        try {
+          write_not_graded(b, students[i], e.what());
+        } catch (const std::exception&) {
+        }
+        std::lock_guard lock(count_lock);
+        ++summary.failed;
+        continue;
+      }
+      std::lock_guard lock(count_lock);
+      if (outcome == Outcome::skipped) ++summary.skipped_unchanged;
+      else ++summary.graded, summary.refused += outcome == Outcome::refused;
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int s = 0; s < b.jobs; ++s) workers.emplace_back(worker, s);
+  for (auto& w : workers) w.join();
+  return summary;
+}
+
+// "budget per submission (mean of 4): compile 2.1 s, waiting for the GPU 0.0 s, run 3.4 s = ...": where
+// a graded submission's time went, from each lab's PhaseTimes (the runners' own clocks split run_s).
+std::string budget_line(const std::vector<PhaseTimes>& budgets) {
+  PhaseTimes sum;
+  for (const auto& p : budgets) sum += p;
+  const double n = static_cast<double>(std::max<std::size_t>(1, budgets.size()));
+  const double rest = sum.run_s - sum.correctness_s - sum.timing_s - sum.calibration_s;
+  return fmt::format(
+      "budget per submission (mean of {}): compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s "
+      "= correctness cases {:.1f} s + timing cases {:.1f} s (timed and warm-up launches {:.1f} s, inputs, "
+      "references and full checks {:.1f} s) + calibration {:.1f} s + the rest {:.1f} s "
+      "(runner start-up, device, kernel builds); the hidden pass alone {:.1f} s of the run{}",
+      budgets.size(), sum.compile_s / n, sum.wait_for_gpu_s / n, sum.run_s / n, sum.correctness_s / n, sum.timing_s / n,
+      sum.timed_launches_s / n, (sum.timing_s - sum.timed_launches_s) / n, sum.calibration_s / n, rest / n,
+      sum.hidden_s / n, sum.sanitize_s > 0 ? fmt::format("; sanitizer {:.1f} s", sum.sanitize_s / n) : "");
+}
+
+// batch.json's record of the batch's own calibrations and of where the graded students' time went.
+void add_calibrations_and_budget(json& batch, const Batch& b) {
+  batch["device_calibrations"] = json::array();
+  for (const auto& [where, c] : b.device_calibrations)
+    batch["device_calibrations"].push_back(
+        {{"gpu_slot", where.first}, {"lab", where.second}, {"calibration", calibration_to_json(c)}});
+  PhaseTimes total;
+  for (const auto& p : b.budgets) total += p;
+  batch["phases_total"] = total;
+  batch["phases_students"] = b.budgets.size();
+}
+
+// OUT/grades.csv from every student's record, and OUT/batch.json.
+void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, const BatchSummary& summary,
+                       const std::string& started_at) {
+  std::vector<StudentRecord> records;
+  for (const auto& job : students) {
+    const fs::path path = b.out / "students" / job.name / "result.json";
+    if (!fs::exists(path)) continue;
+    const json record = json::parse(read_text(path), nullptr, false);
+    if (!record.is_discarded()) records.push_back(record.get<StudentRecord>());
+  }
+  write_text_atomically(gradebook_csv(records, b.labs), b.out / "grades.csv");
+  std::vector<std::string> ids;
+  for (const auto& m : b.labs) ids.push_back(m.id);
+  const double hours = summary.wall_s / 3600;
+  json batch{{"grader_version", b.version}, {"started", started_at}, {"finished", now_utc()}, {"backend", b.backend},
+             {"isolation", b.isolation.describe(b.run_limits)}, {"jobs", b.jobs}, {"submissions", summary.submissions},
+             {"graded", summary.graded}, {"refused", summary.refused}, {"skipped_unchanged", summary.skipped_unchanged},
+             {"grader_failures", summary.failed}, {"wall_s", summary.wall_s}, {"labs", ids},
+             {"throughput_per_hour", summary.graded > 0 && hours > 0 ? summary.graded / hours : 0.0}};
+  if (!b.gpus.empty()) batch["gpus"] = b.gpus;
+  add_calibrations_and_budget(batch, b);
+  if (!b.budgets.empty()) fmt::print("{}\n", budget_line(b.budgets));
+  write_text_atomically(batch.dump(2) + "\n", b.out / "batch.json");
+}
+
+}  // namespace
+
+BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs, const std::string& backend,
+                         const GradeOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::string started_at = now_utc();
+  Batch b(tc, labs, backend, o);
+  b.out = fs::absolute(o.out).lexically_normal();
+  b.submissions = fs::absolute(o.submissions).lexically_normal();
+  const auto students = list_submissions(b.submissions);
+  fs::create_directories(b.out / "students");
+  BatchLock lock(b.out);
+  fs::remove_all(b.out / ".scratch");  // what a killed batch left half done
+  fs::create_directories(b.out / ".scratch");
+  b.version = grader_version(tc, labs, backend);
+  choose_gpus(b);
+  set_jobs_and_limits(b);
+  set_visibility(b);
+  if (o.sanitize) b.sanitizer = make_sanitizer_gate(tc, backend);
+  load_reference_calibration(b);
+  if (!o.quiet) {
+    fmt::print("gpulab grade: {} submissions from {} into {} ({}, {} job{}, grader {})\nisolation: {}\n",
+               students.size(), b.submissions.string(), b.out.string(), backend, b.jobs, b.jobs > 1 ? "s" : "",
+               b.version, b.isolation.describe(b.run_limits));
+    std::fflush(stdout);
+  }
+  calibrate_batch(b);
+  if (!o.quiet && !b.device_calibrations.empty())
+    fmt::print("  device calibrations: measured once for the batch, by the skeletons' runners, for {} lab{}\n",
+               b.device_calibrations.size(), b.device_calibrations.size() > 1 ? "s" : "");
+  if (o.calibrate) calibrate_reference_solutions(b);
+  BatchSummary summary = grade_students(b, students);
+  summary.wall_s = seconds_since(started);
+  write_batch_files(b, students, summary, started_at);
+  fs::remove_all(b.out / ".scratch");
+  return summary;
+}
+
+}  // namespace gpulab::cli

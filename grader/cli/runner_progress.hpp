@@ -1,0 +1,32 @@
+// What a lab runner process reported in its progress file, one JSON event per line (grader/runner):
+// read by the supervisor after the process ended. The file is written by the process that runs
+// student code, so an event counts only by its kind and its place, and a malformed one is ignored.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpulab/metrics.hpp"
+#include "gpulab/results.hpp"
+#include "lab_run.hpp"
+
+namespace gpulab::cli {
+
+struct RunnerProgress {
+  nlohmann::json device;                   // the "device" event without its "event" key; null when none
+  std::optional<Calibration> calibration;  // the last well-formed "calibration" event
+  // Why that event may be forged, "" when nothing speaks against it: one per process, before any task.
+  std::string calibration_doubt;
+  std::vector<TaskResult> task_results;    // the "task_end" events, in order, as the runner wrote them
+  std::string current_task, current_case;  // where the process was when the file ends; "" between them
+  std::string setup_error;                 // an "error" event's message: the runner could not set up
+  // Of the runner's own clock: calibration_s, correctness_s, timing_s and timed_launches_s.
+  PhaseTimes phases;
+};
+
+// The events of one runner process (the progress file's text), in order.
+RunnerProgress parse_runner_progress(const std::string& text);
+
+}  // namespace gpulab::cli

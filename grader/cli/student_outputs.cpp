@@ -1,0 +1,210 @@
+#include "student_outputs.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+
+#include "gpulab/text.hpp"
+#include "report.hpp"
+
+namespace gpulab::cli {
+
+using nlohmann::json;
+
+std::string points_text(double p) { return fmt::format("{:g}", std::round(p * 100) / 100); }
+
+namespace {
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  return out;
+}
+
+std::string csv_cell(const std::string& s) {
+  // Quoted when needed; a leading = + - @ would be a formula in a spreadsheet.
+  std::string v = s;
+  if (!v.empty() && std::string("=+-@").find(v.front()) != std::string::npos &&
+      v.find_first_not_of("0123456789.-") != std::string::npos)
+    v = "'" + v;
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// A task whose failure was a hidden case's: what it was, never the case.
+void redact_hidden_failure(TaskResult& t) {
+  if (!t.failed_in_hidden_case) return;
+  t.message = fmt::format("{} in a case the course does not publish: test your kernel on more shapes (odd sizes, "
+                          "primes, single rows and columns, large inputs)",
+                          describe(t.status));
+  t.details.clear();
+  t.failed_in_hidden_case = false;  // the message says it now
+}
+
+// Hidden cases become "hidden case N" in every message of the task, and lose their own messages.
+void alias_hidden_cases(TaskResult& t) {
+  int n = 0;
+  for (auto& c : t.cases) {
+    if (!c.hidden) continue;
+    const std::string alias = fmt::format("hidden case {}", ++n);
+    t.message = replace_all(t.message, c.name, alias);
+    t.details = replace_all(t.details, c.name, alias);
+    c.name = alias;
+    c.message.clear();
+    c.details.clear();
+  }
+}
+
+// What a student may see of a record: the shapes of hidden cases are the instructor's, so their
+// names become "hidden case N" in every message (result.json keeps them for the instructor).
+StudentRecord redacted_for_student(StudentRecord record) {
+  for (auto& lab : record.labs) {
+    bool ran_hidden = false;
+    for (const auto& t : lab.run.tasks)
+      for (const auto& c : t.cases) ran_hidden = ran_hidden || c.hidden;
+    // The program's own prints may show a hidden case's sizes.
+    if (ran_hidden && !lab.run.output.empty())
+      lab.run.output = "(not shown: it includes cases the course does not publish)";
+    for (auto& t : lab.run.tasks) {
+      redact_hidden_failure(t);
+      alias_hidden_cases(t);
+    }
+  }
+  return record;
+}
+
+// The console report's renderer makes the feedback: the record's labs as a run.
+RunSummary summary_of(const StudentRecord& record) {
+  RunSummary run;
+  run.source = record.submission;
+  run.backend = record.backend;
+  run.seed = record.seed;
+  for (const auto& lab : record.labs) run.labs.push_back(lab.run);
+  return run;
+}
+
+std::string gradescope_output(const TaskResult& t) {
+  std::string output = t.message;
+  if (!t.details.empty()) output += "\n" + t.details;
+  if (t.ratio && t.threshold) output += fmt::format("\n{}: {:.3f} (needed {:.3f})", t.metric, *t.ratio, *t.threshold);
+  return t.status == Status::passed && output.empty() ? "passed" : output;
+}
+
+}  // namespace
+
+json gradescope_results(const StudentRecord& record) {
+  const StudentRecord result = redacted_for_student(record);
+  json tests = json::array();
+  for (const auto& lab : result.labs)
+    for (const auto& t : lab.run.tasks)
+      tests.push_back(
+          {{"name", fmt::format("{} / {} ({}){}", lab.run.id, t.task, t.function, t.bonus ? " [bonus]" : "")},
+           {"score", t.points},
+           {"max_score", t.max_points},
+           {"status", t.status == Status::passed ? "passed" : "failed"},
+           {"output", gradescope_output(t)},
+           {"visibility", "visible"}});
+  std::string output;
+  if (!result.error.empty()) output = "Your submission could not be graded: " + result.error;
+  for (const auto& n : result.notes) output += (output.empty() ? "" : "\n") + n;
+  return {{"score", result.score.value_or(0.0)},
+          {"max_score", result.max_score},
+          {"execution_time", static_cast<int>(result.duration_s)},
+          {"output", output},
+          {"tests", tests}};
+}
+
+std::string feedback_text(const StudentRecord& record) {
+  const StudentRecord result = redacted_for_student(record);
+  std::string text = fmt::format("gpulab grade: {} ({})\nsubmission content: {}\ngrader: {}\nisolation: {}\n\n",
+                                 result.student, result.submission, result.content_hash, result.grader_version,
+                                 result.isolation);
+  if (!result.error.empty())
+    text += fmt::format("Your submission could not be graded:\n  {}\n\nScore: 0 / {}\n", result.error,
+                        points_text(result.max_score));
+  if (!result.notes.empty()) {
+    text += "Notes:\n";
+    for (const auto& n : result.notes) text += "  " + n + "\n";
+    text += "\n";
+  }
+  if (result.labs.empty()) return text;
+  text += render_report(summary_of(result), false);
+  for (const auto& lab : result.labs)
+    for (const auto& t : lab.run.tasks)
+      if (auto ref = lab.references.find(t.task); ref != lab.references.end() && ref->second.ratio && t.ratio)
+        text += fmt::format("{} {}: your {} {:.3f}; the reference solution on this machine {:.3f}\n", lab.run.id,
+                            t.task, t.metric, *t.ratio, *ref->second.ratio);
+  return text;
+}
+
+std::string feedback_html(const StudentRecord& result) {
+  return fmt::format(R"(<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>gpulab feedback: {0}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}}pre{{background:#f6f6f6;padding:1em;overflow-x:auto;
+white-space:pre-wrap}}.score{{font-size:1.4em;font-weight:bold}}</style></head>
+<body><h1>Feedback for {0}</h1><p class="score">{1} / {2} points</p>
+<p>This is what <code>make check</code> shows for the files you submitted, graded on the course's machine
+(including cases you do not see when you run it yourself).</p>
+<pre>{3}</pre></body></html>
+)",
+                     html_escape(result.student), points_text(result.score.value_or(0.0)),
+                     points_text(result.max_score), html_escape(feedback_text(result)));
+}
+
+namespace {
+
+// What the instructor should look at in a record: each task's finding (buffer violation, impossible
+// speed, sanitizer) and each warning of the static barrier check, separated by "; ".
+std::string findings_of(const StudentRecord& record) {
+  std::vector<std::string> found;
+  for (const auto& lab : record.labs) {
+    for (const auto& t : lab.run.tasks)
+      if (!t.finding.empty()) found.push_back(fmt::format("{}/{}: {}", lab.run.id, t.task, t.finding));
+    for (const auto& w : lab.run.warnings) found.push_back(w.substr(0, w.find(" — ")));
+  }
+  return fmt::format("{}", fmt::join(found, "; "));
+}
+
+double points_of(const StudentRecord& record, const std::string& lab, const std::string& task) {
+  for (const auto& l : record.labs)
+    if (l.run.id == lab)
+      for (const auto& t : l.run.tasks)
+        if (t.task == task) return t.points;
+  return 0;
+}
+
+}  // namespace
+
+std::string gradebook_csv(const std::vector<StudentRecord>& records, const std::vector<Manifest>& labs) {
+  std::vector<std::pair<std::string, std::string>> columns;  // lab id, task
+  for (const auto& m : labs)
+    for (const auto& t : m.tasks) columns.emplace_back(m.id, t.name);
+  std::string csv = "student,submission";
+  for (const auto& [lab, task] : columns) csv += "," + csv_cell(lab + "/" + task);
+  csv += ",score,max_score,status,error,findings\n";
+  for (const auto& r : records) {
+    csv += csv_cell(r.student) + "," + csv_cell(r.submission);
+    if (r.grader_error) {
+      // Not the student's zero: no points at all until a later run grades them.
+      csv += std::string(columns.size(), ',') + ",," + points_text(r.max_score) + ",not graded," + csv_cell(r.error) +
+             ",\n";
+      continue;
+    }
+    for (const auto& [lab, task] : columns) csv += "," + points_text(points_of(r, lab, task));
+    csv += "," + points_text(r.score.value_or(0.0)) + "," + points_text(r.max_score) + "," +
+           (r.error.empty() ? "graded" : "refused") + "," + csv_cell(r.error) + "," + csv_cell(findings_of(r)) + "\n";
+  }
+  return csv;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,20 @@
+// The compilers, flags and harness libraries CMake recorded in toolchain.json: what builds a student's
+// lab files against the pristine harness, so a submission compiles only its own files.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gpulab::cli {
+
+struct Toolchain {
+  std::filesystem::path repo;       // the pristine course repository (labs/ manifests, common/)
+  std::filesystem::path build_dir;  // where toolchain.json and the harness libraries are
+  nlohmann::json config;
+
+  static Toolchain load(const std::filesystem::path& build_dir);
+  bool has_backend(const std::string& backend) const;
+};
+
+}  // namespace gpulab::cli

@@ -1,0 +1,65 @@
+// The console report (report.hpp) renders from the typed run.
+#include <doctest/doctest.h>
+
+#include "report.hpp"
+
+using namespace gpulab;
+using namespace gpulab::cli;
+
+TEST_CASE("a task that failed in a hidden case is marked so in the report, from the result's own field") {
+  RunSummary run;
+  run.source = "labs";
+  LabRun lab;
+  lab.id = "01-saxpy";
+  TaskResult t;
+  t.task = "fast";
+  t.function = "saxpy_fast";
+  t.status = Status::wrong_result;
+  t.message = "case 257: 3 of 257 elements differ";
+  t.failed_in_hidden_case = true;
+  lab.tasks = {t};
+  run.labs = {lab};
+  const std::string report = render_report(run, false);
+  CHECK(report.find("✘ fast (saxpy_fast): (hidden case) case 257: 3 of 257 elements differ\n") != std::string::npos);
+  run.labs[0].tasks[0].failed_in_hidden_case = false;
+  CHECK(render_report(run, false).find("(hidden case)") == std::string::npos);
+}
+
+TEST_CASE("a run's JSON gives each lab's tasks with their status and metric in words") {
+  RunSummary run;
+  LabRun lab;
+  TaskResult t;
+  t.task = "fast";
+  t.status = Status::too_slow;
+  t.metric = "copy_fraction";
+  lab.tasks = {t};
+  run.labs = {lab};
+  const auto task = to_json(run).at("labs").at(0).at("tasks").at(0);
+  CHECK(task.at("status_label") == "too slow");
+  CHECK(task.at("metric_label") == "fraction of the device's copy bandwidth");
+  CHECK(task.at("metric_unit") == "%");
+}
+
+TEST_CASE("a run's JSON report reads back as the same run, and its totals are the run's") {
+  RunSummary run;
+  run.source = "labs";
+  run.backend = "opencl";
+  run.seed = 7;
+  LabRun lab;
+  lab.id = "01-saxpy";
+  TaskResult t;
+  t.task = "fast";
+  t.status = Status::passed;
+  t.points = t.max_points = 3;
+  lab.tasks = {t};
+  run.labs = {lab};
+  const nlohmann::json j = to_json(run);
+  CHECK(j.at("points") == 3.0);
+  CHECK(j.at("passed") == true);
+  const auto back = j.get<RunSummary>();
+  CHECK(back.seed == 7);
+  CHECK(back.backend == "opencl");
+  REQUIRE(back.labs.size() == 1);
+  CHECK(back.labs[0].tasks.at(0).points == 3);
+  CHECK(to_json(back) == j);
+}
