@@ -19,4 +19,19 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+// `s` safe as HTML text and as a quoted attribute value: & < > " ' escaped.
+inline std::string html_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  return out;
+}
+
 }  // namespace gpulab
