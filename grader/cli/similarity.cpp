@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <regex>
@@ -81,6 +83,17 @@ std::vector<std::string> backends_of(const Manifest& lab, const std::vector<std:
   for (const auto& [backend, files] : lab.files)
     if (wanted.empty() || std::find(wanted.begin(), wanted.end(), backend) != wanted.end()) out.push_back(backend);
   return out;
+}
+
+// A backend the labs do not have would leave the report empty without saying why.
+void check_backends(const SimilarityOptions& options) {
+  std::set<std::string> known;
+  for (const auto& lab : options.labs)
+    for (const auto& [backend, files] : lab.files) known.insert(backend);
+  for (const auto& wanted : options.backends)
+    if (!known.count(wanted))
+      throw std::invalid_argument(
+          fmt::format("BACKEND={} is not a backend of these labs (they have: {})", wanted, fmt::join(known, ", ")));
 }
 
 // Takes each student's lab files the way grading does; a submission that cannot be opened is a note.
@@ -198,37 +211,38 @@ constexpr const char* kPageHead =
     "body {{ font-family: sans-serif; margin: 1.5em; }} table {{ border-collapse: collapse; }}\n"
     "td, th {{ border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }}\n"
     "pre {{ margin: 0; font-size: 12px; }} .sk {{ color: #aaa; }} .num {{ text-align: right; }}\n"
+    ".code {{ overflow-x: auto; max-width: 47vw; }}\n"
     ".c0 {{ background: #ffe08a; }} .c1 {{ background: #a8e6a1; }} .c2 {{ background: #a9d1f7; }}\n"
     ".c3 {{ background: #f7b6c2; }} .c4 {{ background: #d4b8f0; }} .c5 {{ background: #f9c98f; }}\n"
     ".c6 {{ background: #9fe3dc; }} .c7 {{ background: #e3e39f; }}\n"
     "</style></head><body>\n";
 constexpr int kColours = 8;
 
-// One student's copy of `file`, a line per row: the line number, then the text in its run's colour;
-// lines of the skeleton (blanked for the comparison) in grey.
+// One student's copy of `file`, a line per row: the line number, then the text. Code lines inside a run
+// have the run's colour; lines of the skeleton (blanked for the comparison) are grey; comments and blank
+// lines stay plain, since they were not compared either.
 std::string file_column(const StudentFile* copy, const std::vector<std::pair<int, int>>& spans) {
   if (!copy) return "<td><em>not handed in</em></td>";
   const auto original = split_lines(copy->original), code = split_lines(copy->code);
   const auto compared = split_lines(copy->compared);
-  std::string html = "<td><pre>";
+  std::string html = "<td><div class=\"code\"><pre>";
   for (std::size_t i = 0; i < original.size(); ++i) {
     const int line = static_cast<int>(i) + 1;
-    std::string css;
-    for (std::size_t r = 0; r < spans.size() && css.empty(); ++r)
+    const bool has_code = i < code.size() && !line_key(code[i]).empty();
+    const bool skeleton = has_code && i < compared.size() && line_key(compared[i]).empty();
+    std::string css = skeleton ? "sk" : "";
+    for (std::size_t r = 0; r < spans.size() && has_code && css.empty(); ++r)
       if (spans[r].first <= line && line <= spans[r].second) css = fmt::format("c{}", r % kColours);
-    if (css.empty() && i < compared.size() && i < code.size() && line_key(compared[i]).empty() &&
-        !line_key(code[i]).empty())
-      css = "sk";
     html += fmt::format("<span class=\"{}\">{:>4}  {}</span>\n", css, line, html_escape(original[i]));
   }
-  return html + "</pre></td>";
+  return html + "</pre></div></td>";
 }
 
 std::string pair_page(const Group& group, const SimilarPair& pair, int min_run_tokens) {
   std::string html = fmt::format(kPageHead, html_escape(pair.a + " and " + pair.b + ": " + group.key()));
   html += fmt::format(
       "<h1>{} and {}</h1>\n<p>{}, {}: {:.0f}% of {} is found in {}, {:.0f}% of {} in {}; {} matching "
-      "tokens in {} runs of at least {} tokens. Runs have one colour on both sides; grey lines are the "
+      "tokens in {} run(s) of at least {} tokens. Runs have one colour on both sides; grey lines are the "
       "skeleton's and were not compared. <a href=\"index.html\">All pairs</a></p>\n<ol>\n",
       html_escape(pair.a), html_escape(pair.b), html_escape(group.lab->id), html_escape(group.backend), pair.percent_a,
       html_escape(pair.a), html_escape(pair.b), pair.percent_b, html_escape(pair.b), html_escape(pair.a), pair.tokens,
@@ -420,6 +434,7 @@ SimOutput parse_sim_output(const std::string& text) {
 
 SimilarityReport write_similarity_report(const SimilarityOptions& options) {
   const std::string tool = required_tool(options.tool);
+  check_backends(options);
   const ScratchFolder scratch;
   SimilarityReport report;
   const std::vector<Group> groups = collect_groups(options, scratch.path, report.notes);
@@ -452,11 +467,16 @@ SimilarityReport write_similarity_report(const SimilarityOptions& options) {
 int run_similarity(const SimilarityOptions& options) {
   const SimilarityReport report = write_similarity_report(options);
   for (const auto& note : report.notes) fmt::print(stderr, "gpulab similarity: {}\n", note);
+  std::fflush(stderr);
   if (!options.quiet) {
-    std::map<std::string, int> shown;  // per lab and backend, the top few
-    for (const auto& p : report.pairs)
+    // The top five of each lab and backend, in the labs' order (the pairs are ranked across all of them).
+    std::vector<SimilarPair> by_group = report.pairs;
+    std::stable_sort(by_group.begin(), by_group.end(),
+                     [](const SimilarPair& x, const SimilarPair& y) { return group_folder(x) < group_folder(y); });
+    std::map<std::string, int> shown;
+    for (const auto& p : by_group)
       if (++shown[group_folder(p)] <= 5)
-        fmt::print("  {} {}: {} and {}: {:.0f}% ({:.0f}% / {:.0f}%, {} tokens)\n", p.lab, p.backend, p.a, p.b,
+        fmt::print("  {} ({}): {} and {}: {:.0f}% ({:.0f}% / {:.0f}%, {} tokens)\n", p.lab, p.backend, p.a, p.b,
                    p.similarity(), p.percent_a, p.percent_b, p.tokens);
   }
   fmt::print("gpulab similarity: {} pairs at or above {}%; report: {}\n", report.pairs.size(), options.min_percent,
