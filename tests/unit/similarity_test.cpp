@@ -1,5 +1,5 @@
-// `gpulab similarity` on a made-up lab (tests/fixtures/similarity: a skeleton and honest pieces of
-// solutions): planted copies must rank first, unrelated solutions below them, the skeleton's own text
+// `gpulab similarity` on a made-up lab (tests/unit/data/similarity: its skeleton and honest pieces of
+// solutions, .txt so the house-style check leaves their layouts alone): planted copies must rank first, unrelated solutions below them, the skeleton's own text
 // must not make students similar, and the pages must escape what students wrote. These tests need
 // sim_c++ (similarity-tester); without it they fail with the install hint.
 #include <doctest/doctest.h>
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -23,7 +24,7 @@ using namespace gpulab::cli;
 
 namespace {
 
-const fs::path kFixtures = fs::path(GPULAB_REPO) / "tests/fixtures/similarity";
+const fs::path kData = fs::path(GPULAB_REPO) / "tests/unit/data/similarity";
 
 struct Bench {
   fs::path root;
@@ -31,7 +32,10 @@ struct Bench {
       : root(fs::temp_directory_path() / ("gpulab-similarity-test-" + std::to_string(::getpid()) + "-" + name)) {
     fs::remove_all(root);
     fs::create_directories(root / "submissions");
+    fs::create_directories(course());
+    fs::copy_file(kData / "rowsum_skeleton.cu.txt", course() / "rowsum.cu");
   }
+  fs::path course() const { return root / "course/labs/97-rowsum"; }
   ~Bench() { fs::remove_all(root); }
 
   void student(const std::string& name, const std::string& rowsum_cu) const {
@@ -39,10 +43,10 @@ struct Bench {
     fs::create_directories(dir);
     std::ofstream(dir / "rowsum.cu") << rowsum_cu;
   }
-  // The made-up lab; `skeleton_dir` holds its rowsum.cu (the fixture's, or a folder without it).
-  SimilarityOptions options(const fs::path& skeleton_dir = kFixtures / "labs/97-rowsum") const {
+  // The made-up lab; `skeleton_dir` holds its rowsum.cu (the course's, or a folder without it).
+  SimilarityOptions options(std::optional<fs::path> skeleton_dir = std::nullopt) const {
     gpulab::Manifest lab;
-    lab.path = skeleton_dir / "lab.toml";
+    lab.path = skeleton_dir.value_or(course()) / "lab.toml";
     lab.id = "97-rowsum";
     lab.name = "rowsum";
     lab.files = {{"cuda", {"rowsum.cu"}}};
@@ -56,7 +60,7 @@ struct Bench {
   }
 };
 
-std::string piece(const std::string& name) { return read_text_or_throw(kFixtures / "pieces" / (name + ".cu")); }
+std::string piece(const std::string& name) { return read_text_or_throw(kData / (name + ".cu.txt")); }
 
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
   for (std::size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
@@ -183,7 +187,7 @@ TEST_CASE("three planted copies among 30 students rank first, above every unrela
 
 TEST_CASE("the skeleton's own text does not make two students similar") {
   Bench bench("skeleton");
-  const std::string skeleton = read_text_or_throw(kFixtures / "labs/97-rowsum/rowsum.cu");
+  const std::string skeleton = read_text_or_throw(kData / "rowsum_skeleton.cu.txt");
   // Each fills in a different kernel and leaves the rest of the skeleton as it is.
   const std::string naive_todo =
       "  // TODO: one thread per row, looping over the row's columns; skip threads past the last row.\n";
