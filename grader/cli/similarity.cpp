@@ -33,13 +33,6 @@ std::string line_key(const std::string& line) {
   return out;
 }
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 // The path of `tool` (a name searched in PATH, or a path), or "" when there is none that can be run.
 std::string find_tool(const std::string& tool) {
   if (tool.find('/') != std::string::npos) return ::access(tool.c_str(), X_OK) == 0 ? tool : "";
