@@ -288,18 +288,23 @@ std::string index_page(const std::vector<Group>& groups, const SimilarityReport&
   }
   for (const auto& group : groups) {
     std::string rows;
-    int rank = 0;
-    for (const auto& p : report.pairs)
-      if (p.lab == group.lab->id && p.backend == group.backend)
-        rows += fmt::format(
-            "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.0f}%</td>"
-            "<td class=\"num\">{:.0f}%</td><td class=\"num\">{:.0f}%</td><td class=\"num\">{}</td>"
-            "<td><a href=\"{}\">side by side</a></td></tr>\n",
-            ++rank, html_escape(p.a), html_escape(p.b), p.similarity(), p.percent_a, p.percent_b, p.tokens,
-            html_escape(p.page));
+    int rank = 0, shown = 0;
+    for (const auto& p : report.pairs) {
+      if (p.lab != group.lab->id || p.backend != group.backend) continue;
+      ++rank;
+      if (p.page.empty()) continue;  // beyond max_pages: only in pairs.json
+      ++shown;
+      rows += fmt::format(
+          "<tr><td class=\"num\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.0f}%</td>"
+          "<td class=\"num\">{:.0f}%</td><td class=\"num\">{:.0f}%</td><td class=\"num\">{}</td>"
+          "<td><a href=\"{}\">side by side</a></td></tr>\n",
+          rank, html_escape(p.a), html_escape(p.b), p.similarity(), p.percent_a, p.percent_b, p.tokens,
+          html_escape(p.page));
+    }
     html += fmt::format("<h2>{} ({}): {} students, {} pairs at or above {}%</h2>\n", html_escape(group.lab->id),
                         html_escape(group.backend), group.students.size(), rank, o.min_percent);
-    if (rank)
+    if (shown < rank) html += fmt::format("<p>The first {} are shown; pairs.json lists them all.</p>\n", shown);
+    if (shown)
       html +=
           "<table><tr><th>#</th><th>a</th><th>b</th><th>similarity</th><th>of a in b</th><th>of b in a</th>"
           "<th>matching tokens</th><th></th></tr>\n" +
@@ -445,7 +450,9 @@ SimilarityReport write_similarity_report(const SimilarityOptions& options) {
   });
   const fs::path dir = options.out / "similarity";
   std::set<std::string> used;
+  std::map<std::string, int> pages;  // per lab and backend
   for (auto& pair : report.pairs) {
+    if (++pages[group_folder(pair)] > options.max_pages) continue;
     pair.page = page_name(pair, used);
     const auto group = std::find_if(groups.begin(), groups.end(),
                                     [&](const Group& g) { return g.lab->id == pair.lab && g.backend == pair.backend; });

@@ -23,6 +23,7 @@ struct SimilarityOptions {
   std::vector<std::string> backends;  // empty: every backend a manifest lists
   double min_percent = 20;            // pairs whose similarity is below this are left out of the report
   int min_run_tokens = 24;            // sim's -r: the shortest matching run that counts
+  int max_pages = 200;                // per lab and backend: the most similar pairs with a page and a row in index.html
   std::string tool = "sim_c++";       // the similarity tester: a name looked up in PATH, or a path
   bool quiet = false;
 };
@@ -40,7 +41,7 @@ struct SimilarPair {
   int tokens_a = 0, tokens_b = 0;       // each student's tokens after the skeleton's lines are taken out
   double percent_a = 0, percent_b = 0;  // how much of a is found in b, and of b in a
   std::vector<SimilarRun> runs;
-  std::string page;  // the side-by-side page, relative to OUT/similarity
+  std::string page;  // the side-by-side page, relative to OUT/similarity ("" beyond max_pages)
   // The ranking: the larger percentage, so a copy padded with extra code still ranks by the copied part.
   double similarity() const { return std::max(percent_a, percent_b); }
 };

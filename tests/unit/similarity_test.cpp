@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -268,4 +269,21 @@ TEST_CASE("a lab that fewer than two students handed in is reported, not compare
 TEST_CASE("comments are blanked but strings and line numbers are kept") {
   CHECK(without_comments("a // b\nc /* d\ne */ f \"// g\" '/'\n") == "a     \nc     \n     f \"// g\" '/'\n");
   CHECK(without_skeleton("  int x;  // mine\n}\nfoo();\n", "}\n  int   x;\n") == "\n\nfoo();\n");
+}
+
+TEST_CASE("beyond max_pages pairs of a lab, pairs are only in pairs.json") {
+  Bench bench("many");
+  for (const char* name : {"ann", "ben", "cat", "dan"}) bench.student(name, solution({0, 0, 0, 0}, name));
+  SimilarityOptions options = bench.options();
+  options.max_pages = 2;
+  const auto report = write_similarity_report(options);
+  REQUIRE(report.pairs.size() == 6);
+  CHECK(std::count_if(report.pairs.begin(), report.pairs.end(), [](const SimilarPair& p) { return !p.page.empty(); }) ==
+        2);
+  CHECK(fs::exists(bench.root / "out/similarity/97-rowsum-cuda/ann--ben.html"));
+  const std::string index = read_text_or_throw(bench.root / "out/similarity/index.html");
+  CHECK(index.find("6 pairs at or above 0%") != std::string::npos);
+  CHECK(index.find("The first 2 are shown; pairs.json lists them all.") != std::string::npos);
+  const auto json = nlohmann::json::parse(read_text_or_throw(bench.root / "out/similarity/pairs.json"));
+  CHECK(json["pairs"].size() == 6);
 }
