@@ -15,6 +15,8 @@
 #   make bench-docs                 measure the solutions on this device into docs/measured/
 #   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB=..] [BACKEND=..]
 #                                   batch-grade one folder or archive per student (gpulab grade --help)
+#   make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=20]
+#                                   pairs of students with similar lab files: OUT/similarity/index.html
 #   make student-release OUT=dir    the repository students clone: no solutions/, no hidden cases
 #   make audit [LAB=..] [SANITIZE=1]  mutants of each lab's reference solution, graded: which ones the grader kills
 #   make bench-grader               how fast the grader answers: a check after an edit, a re-check, grade
@@ -31,7 +33,7 @@ check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--t
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate)
 
 .PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured grade student-release \
-  audit bench-grader format
+  audit bench-grader format similarity
 all: check
 
 # The package groups of scripts/install-deps.sh each target needs: the union over the goals given
@@ -44,6 +46,7 @@ DEPS_deps := check
 DEPS_student-release := check
 DEPS_audit := check
 DEPS_grade := check grade
+DEPS_similarity := check grade
 DEPS_bench-grader := check grade
 DEPS_test := test
 DEPS_format := test
@@ -73,6 +76,13 @@ grade_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(L
 grade: harness
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1]"; exit 2; }
 	@$(BUILD)/gpulab grade $(grade_args)
+
+similarity_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) \
+  $(if $(BACKEND),--backend $(BACKEND)) $(if $(MIN_PERCENT),--min-percent $(MIN_PERCENT))
+
+similarity: harness
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=20]"; exit 2; }
+	@$(BUILD)/gpulab similarity $(similarity_args)
 
 student-release: harness
 	@test -n "$(filter command line environment,$(origin OUT))" || { echo "usage: make student-release OUT=dir"; exit 2; }

@@ -3,7 +3,7 @@
 # Each make target asks for its own groups; safe to run by hand.
 #
 #   scripts/install-deps.sh check       make check, make devices, make student-release (the default)
-#   scripts/install-deps.sh grade       make grade, make bench-grader (add `check`: the harness)
+#   scripts/install-deps.sh grade       make grade, make similarity, make bench-grader (add `check`: the harness)
 #   scripts/install-deps.sh docs        make docs
 #   scripts/install-deps.sh plots       make docs-figures, make docs-measured, make bench-docs
 #   scripts/install-deps.sh test        make test, make format: everything its tests use (all of the above,
@@ -20,9 +20,9 @@ group_check=(
   libarchive-dev libssl-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
-# Batch grading: the sandbox around each submission, and the summary page OUT/index.html
-# (scripts/grade/summary.py draws its plots with matplotlib).
-group_grade=(bubblewrap python3-matplotlib)
+# Batch grading: the sandbox around each submission, the summary page OUT/index.html
+# (scripts/grade/summary.py draws its plots with matplotlib), and sim_c++ for `gpulab similarity`.
+group_grade=(bubblewrap python3-matplotlib similarity-tester)
 # The lecture companion: mkdocs builds docs/ into build/site.
 group_docs=(mkdocs mkdocs-material python3-pymdownx)
 # The figures and measured plots of docs/ (scripts/docs/figures.py, render_measured.py).

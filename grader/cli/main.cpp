@@ -20,6 +20,7 @@
 #include "release.hpp"
 #include "report.hpp"
 #include "sanitizer.hpp"
+#include "similarity.hpp"
 #include "student_build.hpp"
 #include "supervisor.hpp"
 
@@ -195,6 +196,18 @@ int check(const CheckOptions& o) {
   return run.all_passed() ? 0 : 1;
 }
 
+// OUT/index.html, the summary page of a batch, drawn by a Python script with matplotlib; false (the
+// script said why) when it could not be written. The grades are complete without it.
+bool write_summary_page(const Toolchain& tc, const fs::path& out) {
+  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  const std::string command = fmt::format("{} {} {}", shell_quote(python),
+                                          shell_quote((tc.repo / "scripts" / "grade" / "summary.py").string()),
+                                          shell_quote(out.string()));
+  if (std::system(command.c_str()) != 0) return false;
+  fmt::print("summary: {}\n", (out / "index.html").string());
+  return true;
+}
+
 int grade(const CheckOptions& c, GradeOptions g) {
   const Toolchain tc = Toolchain::load(own_directory());
   const auto labs = select_labs(tc, c.labs);
@@ -213,13 +226,7 @@ int grade(const CheckOptions& c, GradeOptions g) {
   if (s.failed > 0)
     fmt::print(stderr, "gpulab grade: the grader failed for {} submission{} (see above); run again to grade them\n",
                s.failed, s.failed > 1 ? "s" : "");
-  // The summary page is drawn by a Python script with matplotlib; without them the grades are still complete.
-  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  const std::string command = fmt::format("'{}' '{}' '{}'", python, (tc.repo / "scripts" / "grade" / "summary.py").string(),
-                                          out.string());
-  if (std::system(command.c_str()) == 0)
-    fmt::print("summary: {}\n", (out / "index.html").string());
-  else
+  if (!write_summary_page(tc, out))
     fmt::print(stderr, "gpulab grade: the summary page was not written (see above; it needs python3-matplotlib); the "
                        "grades are complete\n");
   return s.failed > 0 ? 1 : 0;
@@ -326,6 +333,48 @@ void add_audit_command(CLI::App& app, CheckOptions& o, AuditCommand& a) {
   audit_cmd->add_option("--jobs", a.jobs, "mutants graded at once (default 2; their timed runs still take the device one at a time)")->check(CLI::Range(1, 64));
 }
 
+struct SimilarityCommand {
+  SimilarityOptions options;
+  std::string submissions, out = "results";
+};
+
+void add_similarity_command(CLI::App& app, CheckOptions& o, SimilarityCommand& c) {
+  auto* cmd = app.add_subcommand(
+      "similarity",
+      "pairs of students whose lab files are similar (skeleton text excluded), ranked: OUT/similarity/index.html, "
+      "a side-by-side page per pair, pairs.json (needs sim_c++: similarity-tester)");
+  cmd->add_option("submissions,--submissions", c.submissions, "folder with one entry per student")->required();
+  cmd->add_option("--out", c.out, "results folder (default: results)");
+  // One value per --lab and --backend, so the SUBMISSIONS positional after them is not taken as another.
+  cmd->add_option("--lab", o.labs, "only this lab (repeatable; default: every lab)")->allow_extra_args(false);
+  cmd->add_option("--backend", c.options.backends, "only this backend: cuda or opencl (repeatable; default: both)")
+      ->allow_extra_args(false);
+  cmd->add_option("--min-percent", c.options.min_percent, "leave out pairs less similar than this")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--min-run", c.options.min_run_tokens, "shortest matching run, in tokens (sim's -r)")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 1000));
+  cmd->add_option("--max-pages", c.options.max_pages,
+                  "pairs per lab and backend with a side-by-side page and a row in index.html")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_flag("--quiet", c.options.quiet, "print only where the report is");
+}
+
+// The similarity report; a batch's summary page in the same OUT is drawn again, to link it.
+int similarity(const CheckOptions& o, SimilarityCommand& c) {
+  const Toolchain tc = Toolchain::load(own_directory());
+  c.options.submissions = c.submissions;
+  c.options.out = c.out;
+  c.options.labs = select_labs(tc, o.labs);
+  const int status = run_similarity(c.options);
+  const fs::path out = fs::absolute(c.out);
+  if (fs::exists(out / "batch.json") && !write_summary_page(tc, out))
+    fmt::print(stderr, "gpulab similarity: the batch's summary page could not be drawn again to link the report\n");
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -357,6 +406,8 @@ int main(int argc, char** argv) {
   add_grade_command(app, o, grade_command);
   AuditCommand audit_command;
   add_audit_command(app, o, audit_command);
+  SimilarityCommand similarity_command;
+  add_similarity_command(app, o, similarity_command);
 
   std::string release_out;
   auto* release_cmd = app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
@@ -367,6 +418,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("devices")) return devices();
     if (app.got_subcommand("release")) return release(release_out);
     if (app.got_subcommand("audit")) return audit(o, audit_command.correctness_only, audit_command.jobs);
+    if (app.got_subcommand("similarity")) return similarity(o, similarity_command);
     if (app.got_subcommand("grade")) {
       grade_command.options.submissions = grade_command.submissions;
       grade_command.options.out = grade_command.out;

@@ -345,6 +345,26 @@ std::string student_name(const fs::path& entry) {
   return name;
 }
 
+std::vector<std::pair<std::string, fs::path>> submission_entries(const fs::path& dir) {
+  if (!fs::is_directory(dir))
+    throw std::invalid_argument(fmt::format(
+        "SUBMISSIONS={} is not a folder: it must hold one folder or archive per student", dir.string()));
+  std::vector<std::pair<std::string, fs::path>> entries;
+  std::map<std::string, fs::path> seen;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string file = e.path().filename().string();
+    if (file.empty() || file.front() == '.') continue;
+    const std::string name = student_name(e.path());
+    if (auto it = seen.find(name); it != seen.end())
+      throw std::invalid_argument(fmt::format("{} and {} are the same student ({}): keep one of them",
+                                              it->second.filename().string(), file, name));
+    seen[name] = e.path();
+    entries.emplace_back(name, e.path());
+  }
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
 SubmissionFiles open_submission(const fs::path& entry, const fs::path& scratch, const UnpackLimits& limits) {
   const auto status = fs::symlink_status(entry);
   if (fs::is_directory(status)) return read_folder(entry, limits);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpulab/manifest.hpp"
@@ -40,6 +41,10 @@ struct SubmissionFiles {
 bool is_archive(const std::filesystem::path& entry);
 // The student's name for a submission entry: the folder or archive name without its extension.
 std::string student_name(const std::filesystem::path& entry);
+
+// The entries of a submissions folder, one per student, as (student name, path), by name; names starting
+// with a dot are ignored. Throws when `dir` is not a folder, or when two entries are the same student.
+std::vector<std::pair<std::string, std::filesystem::path>> submission_entries(const std::filesystem::path& dir);
 
 // A folder is read in place (symbolic links are followed only inside it); an archive is unpacked into
 // `scratch` under the limits, after every entry has been checked.

@@ -611,7 +611,10 @@ def page(batch: Batch) -> str:
             f'<p class="sub">{n} student{"s" if n != 1 else ""}, labs {esc(", ".join(batch.labs)) or "none"}; '
             f"written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by scripts/grade/summary.py</p>",
             '<nav><a href="#overview">Overview</a><a href="#pass-rates">Pass rates</a><a href="#scores">Scores</a>'
-            '<a href="#performance">Performance</a><a href="#students">Students</a></nav>',
+            '<a href="#performance">Performance</a><a href="#students">Students</a>'
+            # `gpulab similarity` writes its report into the same OUT and draws this page again.
+            + ('<a href="similarity/index.html">Similar submissions</a>'
+               if (batch.out / "similarity" / "index.html").exists() else "") + '</nav>',
             facts_section(batch)]
     if batch.students:
         body += [pass_rate_section(batch), score_section(batch), performance_section(batch), student_section(batch)]
