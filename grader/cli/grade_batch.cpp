@@ -103,34 +103,20 @@ namespace {
 // Holds OUT/.lock for the batch: two batches writing one OUT would overwrite each other.
 class BatchLock {
  public:
-  explicit BatchLock(const fs::path& out) : fd_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ < 0 || ::flock(fd_, LOCK_EX | LOCK_NB) != 0)
+  explicit BatchLock(const fs::path& out)
+      : file_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (!file_.valid() || ::flock(file_.get(), LOCK_EX | LOCK_NB) != 0)
       throw std::runtime_error(
           fmt::format("another gpulab grade is writing {}: wait for it, or choose another OUT", out.string()));
   }
-  ~BatchLock() { ::close(fd_); }
 
  private:
-  int fd_;
+  FileDescriptor file_;
 };
 
 std::vector<StudentJob> list_submissions(const fs::path& dir) {
-  if (!fs::is_directory(dir))
-    throw std::invalid_argument(
-        fmt::format("SUBMISSIONS={} is not a folder: it must hold one folder or archive per student", dir.string()));
   std::vector<StudentJob> jobs;
-  std::map<std::string, fs::path> names;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string file = e.path().filename().string();
-    if (file.empty() || file.front() == '.') continue;
-    StudentJob job{e.path(), student_name(e.path())};
-    if (auto it = names.find(job.name); it != names.end())
-      throw std::invalid_argument(fmt::format("{} and {} are the same student ({}): keep one of them",
-                                              it->second.filename().string(), file, job.name));
-    names[job.name] = e.path();
-    jobs.push_back(job);
-  }
-  std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (const auto& [name, entry] : submission_entries(dir)) jobs.push_back({entry, name});
   return jobs;
 }
 

@@ -16,19 +16,6 @@ std::string points_text(double p) { return fmt::format("{:g}", std::round(p * 10
 
 namespace {
 
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  return out;
-}
-
 std::string csv_cell(const std::string& s) {
   // Quoted when needed; a leading = + - @ would be a formula in a spreadsheet.
   std::string v = s;

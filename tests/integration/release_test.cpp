@@ -7,6 +7,7 @@
 
 #include "cli_harness.hpp"
 #include "gpulab/manifest.hpp"
+#include "gpulab/text.hpp"
 #include "release.hpp"
 
 using namespace gpulab::testing;
@@ -19,13 +20,6 @@ fs::path fresh_folder(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir.parent_path());
   return dir;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 // Whether `part` is `whole` with some lines taken out: the release only removes text.
@@ -69,7 +63,7 @@ TEST_CASE("a student release leaves out the solutions, the fixtures and the hidd
     const gpulab::Manifest released = gpulab::load_manifest(released_path);
     CHECK_FALSE(released.has_hidden_cases());
     CHECK(case_names(released) == case_names(gpulab::without_hidden_cases(instructor)));
-    CHECK(is_subsequence(lines_of(read_file(released_path)), lines_of(read_file(instructor.path))));
+    CHECK(is_subsequence(gpulab::split_lines(read_file(released_path)), gpulab::split_lines(read_file(instructor.path))));
     instructor_hidden += static_cast<int>(instructor.cases.size() - released.cases.size());
     // Every student file is there.
     for (const auto& [backend, files] : instructor.files)
