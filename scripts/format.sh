@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Formats gpulab's C++, CUDA and OpenCL sources in place with .clang-format, or with --check lists
-# the files that differ from it and fails. Fixtures are left alone: they are planted submissions
-# whose tests point at their file:line positions.
+# Formats the harness's C++, CUDA and OpenCL sources (common/, grader/, tests/) in place with
+# .clang-format, or with --check lists the files that differ from it and fails. Left alone: labs/ and
+# solutions/, whose layout is part of what students read (TODO blocks, aligned comments) and whose
+# exact text the mutation audit and the tests address; and fixtures, planted submissions whose tests
+# point at their file:line positions.
 #
 #   scripts/format.sh            format every source
 #   scripts/format.sh --check    exit 1 when a source differs (77: no clang-format 14 to check with)
@@ -31,13 +33,12 @@ fi
 
 # The tracked sources when this is a git checkout, otherwise (a release's tarball) the files there.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t sources < <(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cu' '*.cuh' '*.cl')
+  mapfile -t sources < <(git ls-files -- common grader tests | grep -E '\.(cpp|hpp|h|cu|cuh|cl)$')
 else
-  mapfile -t sources < <(find . -path ./build -prune -o -type f \
-    \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cl' \) -print |
-    sed 's|^\./||')
+  mapfile -t sources < <(find common grader tests -type f \
+    \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cl' \))
 fi
-mapfile -t sources < <(printf '%s\n' "${sources[@]}" | grep -v -e '/fixtures/' -e '^build' | sort)
+mapfile -t sources < <(printf '%s\n' "${sources[@]}" | grep -v -e '/fixtures/' | sort)
 
 if ! $check; then
   "$formatter" -i --style=file "${sources[@]}"

@@ -32,10 +32,8 @@ bool is_sticky(cudaError_t e) {
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
     case cudaErrorECCUncorrectable:
-    case cudaErrorUnknown:
-      return true;
-    default:
-      return false;
+    case cudaErrorUnknown: return true;
+    default: return false;
   }
 }
 
@@ -134,10 +132,11 @@ class CudaDevice final : public Device {
   void copy_transformed(Buffer& from, Buffer& to, const WordTransform& transform) override {
     if (from.size() % 4 != 0 || from.size() > to.size())
       throw std::invalid_argument("copy_transformed: the source must be whole words and fit the destination");
-    check(cuda_kernels::launch_copy_transformed(static_cast<const std::uint32_t*>(dynamic_cast<CudaBuffer&>(from).ptr()),
-                                                static_cast<std::uint32_t*>(dynamic_cast<CudaBuffer&>(to).ptr()),
-                                                from.size() / 4, transform.selector(), transform.xor_mask),
-          "loading new input contents on the device (harness kernel)");
+    check(
+        cuda_kernels::launch_copy_transformed(static_cast<const std::uint32_t*>(dynamic_cast<CudaBuffer&>(from).ptr()),
+                                              static_cast<std::uint32_t*>(dynamic_cast<CudaBuffer&>(to).ptr()),
+                                              from.size() / 4, transform.selector(), transform.xor_mask),
+        "loading new input contents on the device (harness kernel)");
   }
   void flush_caches() override {
     if (!flush_) {
@@ -205,13 +204,12 @@ class CudaDevice final : public Device {
       case cudaErrorInvalidValue:
         return "a call got an invalid argument: check sizes (in bytes), pointers and copy directions";
       case cudaErrorMemoryAllocation:
-        return "the device is out of memory: check the sizes you allocate (in bytes, not elements) and free what you allocate";
+        return "the device is out of memory: check the sizes you allocate (in bytes, not elements) and free what you "
+               "allocate";
       case cudaErrorInvalidDevicePointer:
         return "a pointer is not device memory: was it allocated with cudaMalloc, and is it the device copy?";
-      case cudaErrorAssert:
-        return "a device-side assert failed";
-      default:
-        return {};
+      case cudaErrorAssert: return "a device-side assert failed";
+      default: return {};
     }
   }
 

@@ -127,9 +127,10 @@ std::vector<Found> enumerate() {
       f.info.name = device_string(id, CL_DEVICE_NAME);
       f.info.platform = platform_string(platform, CL_PLATFORM_NAME);
       f.info.device_class = (type & CL_DEVICE_TYPE_GPU) ? DeviceClass::gpu : DeviceClass::cpu;
-      f.info.details = fmt::format("{}, {} compute units, {:.1f} GiB", device_string(id, CL_DEVICE_VERSION),
-                                   device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS),
-                                   static_cast<double>(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE)) / (1 << 30));
+      f.info.details =
+          fmt::format("{}, {} compute units, {:.1f} GiB", device_string(id, CL_DEVICE_VERSION),
+                      device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS),
+                      static_cast<double>(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE)) / (1 << 30));
       f.info.bus_id = pci_bus_id(id);
       out.push_back(std::move(f));
     }
@@ -162,12 +163,13 @@ class ClBuffer final : public Buffer {
   ClBuffer(cl_context context, cl_command_queue queue, std::size_t bytes, std::size_t guard = 0)
       : queue_(queue), size_(bytes), guard_(guard) {
     cl_int status = CL_SUCCESS;
-    parent_ = Memory(clCreateBuffer(context, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes + 2 * guard, 1), nullptr,
-                                    &status));
+    parent_ = Memory(
+        clCreateBuffer(context, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes + 2 * guard, 1), nullptr, &status));
     check(status, fmt::format("allocating {} bytes of device memory", bytes));
     if (guard_) {
       const cl_buffer_region region{guard_, std::max<std::size_t>(bytes, 1)};
-      inner_ = Memory(clCreateSubBuffer(parent_.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &status));
+      inner_ =
+          Memory(clCreateSubBuffer(parent_.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &status));
       check(status, fmt::format("creating the guarded region of {} bytes", bytes));
       reset_guards();
     }
@@ -197,9 +199,9 @@ class ClBuffer final : public Buffer {
     if (!guard_) return;
     check_finish(clEnqueueReadBuffer(queue_, parent_.get(), CL_TRUE, 0, guard_, front.data(), 0, nullptr, nullptr),
                  "reading the guard zone before a buffer");
-    check_finish(clEnqueueReadBuffer(queue_, parent_.get(), CL_TRUE, guard_ + size_, guard_, back.data(), 0, nullptr,
-                                     nullptr),
-                 "reading the guard zone after a buffer");
+    check_finish(
+        clEnqueueReadBuffer(queue_, parent_.get(), CL_TRUE, guard_ + size_, guard_, back.data(), 0, nullptr, nullptr),
+        "reading the guard zone after a buffer");
   }
   void reset_guards() override {
     if (!guard_) return;
@@ -356,25 +358,21 @@ class ClDevice final : public Device, public OpenCLLab {
       case CL_INVALID_WORK_GROUP_SIZE:
         return "the global size must be a multiple of the local size (OpenCL 1.2; use gpulab::round_up), the local "
                "size must not exceed the device's maximum, and it must match any reqd_work_group_size";
-      case CL_INVALID_WORK_ITEM_SIZE:
-        return "a local size is larger than the device allows in that dimension";
+      case CL_INVALID_WORK_ITEM_SIZE: return "a local size is larger than the device allows in that dimension";
       case CL_INVALID_KERNEL_ARGS:
         return "an argument of the kernel was not set: call clSetKernelArg for every parameter";
       case CL_INVALID_ARG_SIZE:
         return "clSetKernelArg got the wrong size: sizeof(cl_mem) for buffers, sizeof(cl_int) for ints, and "
                "the size in bytes for __local arguments";
-      case CL_INVALID_ARG_INDEX:
-        return "the argument index is past the kernel's last parameter";
+      case CL_INVALID_ARG_INDEX: return "the argument index is past the kernel's last parameter";
       case CL_INVALID_MEM_OBJECT:
         return "the buffer is not a valid cl_mem: pass the address of the cl_mem to clSetKernelArg";
       case CL_INVALID_KERNEL_NAME:
         return "no kernel of that name in the .cl file: check the spelling and the __kernel qualifier";
-      case CL_INVALID_BUFFER_SIZE:
-        return "a buffer of size 0, or larger than the device allows";
+      case CL_INVALID_BUFFER_SIZE: return "a buffer of size 0, or larger than the device allows";
       case CL_MEM_OBJECT_ALLOCATION_FAILURE:
         return "the device is out of memory: check the sizes you allocate (in bytes) and release what you create";
-      default:
-        return {};
+      default: return {};
     }
   }
 
@@ -446,7 +444,8 @@ class ClDevice final : public Device, public OpenCLLab {
 }  // namespace
 
 std::string name_source_in_log(const std::string& log, const std::string& file) {
-  static const std::regex placeholder(R"((<source>|<kernel>|<stdin>|<built-in>|input\.cl|[^\s:]*/pocl[^\s:]*\.cl):(\d+))");
+  static const std::regex placeholder(
+      R"((<source>|<kernel>|<stdin>|<built-in>|input\.cl|[^\s:]*/pocl[^\s:]*\.cl):(\d+))");
   return std::regex_replace(log, placeholder, file + ":$2");
 }
 

@@ -23,9 +23,7 @@ std::string show_value(char v) {
 }
 
 std::string show_value(std::int32_t v) { return v == -1 ? "-1 (or poison)" : std::to_string(v); }
-std::string show_value(std::uint32_t v) {
-  return v == 0xFFFFFFFFu ? "4294967295 (or poison)" : std::to_string(v);
-}
+std::string show_value(std::uint32_t v) { return v == 0xFFFFFFFFu ? "4294967295 (or poison)" : std::to_string(v); }
 
 std::string describe_ranges(const std::vector<std::size_t>& sorted, std::size_t max_ranges) {
   std::string out;

@@ -34,16 +34,18 @@ std::string describe_guard_damage(Buffer& buffer, const std::string& name, std::
   std::string out;
   if (const auto span = damaged_span(back)) {
     const std::size_t from = span->first / e, to = span->second / e;
-    out = fmt::format("wrote {} element{} past the end of {}, indices {}..{} (it has {}): check the bounds test of "
-                      "every thread",
-                      to - from + 1, to == from ? "" : "s", name, n + from, n + to, n);
+    out = fmt::format(
+        "wrote {} element{} past the end of {}, indices {}..{} (it has {}): check the bounds test of "
+        "every thread",
+        to - from + 1, to == from ? "" : "s", name, n + from, n + to, n);
   }
   if (const auto span = damaged_span(front)) {
     // Front offsets count back from the start: byte front.size()-1 is index -1.
     const std::size_t from = (front.size() - span->first + e - 1) / e, to = (front.size() - span->second + e - 1) / e;
-    out += fmt::format("{}wrote {} element{} before the start of {}, indices -{}..-{}: check index arithmetic that "
-                       "can go negative",
-                       out.empty() ? "" : "; ", from - to + 1, from == to ? "" : "s", name, from, to);
+    out += fmt::format(
+        "{}wrote {} element{} before the start of {}, indices -{}..-{}: check index arithmetic that "
+        "can go negative",
+        out.empty() ? "" : "; ", from - to + 1, from == to ? "" : "s", name, from, to);
   }
   if (!out.empty()) buffer.reset_guards();
   return out;

@@ -57,7 +57,8 @@ DeviceInfo find_device(const std::string& backend, const std::string& selector) 
   if (!chosen) {
     std::string choices;
     for (const auto& d : devices) choices += fmt::format("\n  {}: {} ({})", d.index, d.name, d.platform);
-    throw Error(fmt::format("DEVICE={} matches no {} device; choose an index or part of a name:{}", selector, backend, choices));
+    throw Error(fmt::format("DEVICE={} matches no {} device; choose an index or part of a name:{}", selector, backend,
+                            choices));
   }
   return *chosen;
 }

@@ -59,8 +59,8 @@ void write_png(const std::filesystem::path& path, const Image& image) {
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
   const std::string name = path.string();
   File file = open_file(path, "wb");
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, const_cast<std::string*>(&name),
-                                            throw_png_error, ignore_png_warning);
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, const_cast<std::string*>(&name), throw_png_error,
+                                            ignore_png_warning);
   if (!png) throw std::runtime_error(fmt::format("{}: libpng could not start", name));
   png_infop info = png_create_info_struct(png);
   struct Guard {
@@ -87,8 +87,8 @@ void write_png(const std::filesystem::path& path, const Image& image) {
 
 Image difference_image(const Image& a, const Image& b, int gain) {
   if (a.width != b.width || a.height != b.height)
-    throw std::invalid_argument(fmt::format("difference of a {}x{} and a {}x{} image", a.width, a.height, b.width,
-                                            b.height));
+    throw std::invalid_argument(
+        fmt::format("difference of a {}x{} and a {}x{} image", a.width, a.height, b.width, b.height));
   Image d(a.width, a.height, Rgba{0, 0, 0, 255});
   auto amplified = [gain](std::uint8_t x, std::uint8_t y) {
     return static_cast<std::uint8_t>(std::min(255, std::abs(int(x) - int(y)) * gain));

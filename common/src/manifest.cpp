@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <set>
-#include <numeric>
 #include <toml++/toml.h>
+#include <algorithm>
+#include <numeric>
+#include <set>
 
 #include "gpulab/metrics.hpp"
 #include "gpulab/random.hpp"
@@ -111,16 +111,14 @@ std::int64_t draw_size(const RandomCases& r, RandomCases::Role role, Rng& rng) {
   switch (role) {
     case Role::tiny:  // 1 (or min) a third of the time: the smallest shape is where bounds checks go wrong
       return rng.integer(0, 2) == 0 ? r.min : rng.integer(r.min, smallest - 1);
-    case Role::block_multiple:
-      return lcm * rng.integer(1, std::max<std::int64_t>(1, 2 * largest / lcm));
+    case Role::block_multiple: return lcm * rng.integer(1, std::max<std::int64_t>(1, 2 * largest / lcm));
     case Role::block_other:
       for (int attempt = 0; attempt < 256; ++attempt) {
         const std::int64_t size = largest + rng.integer(-(smallest - 1), smallest - 1);
         if (size >= r.min && divides_none(size, r.tiles)) return size;
       }
       break;
-    case Role::many_multiple:
-      return lcm * rng.integer(2 * largest / lcm + 1, r.max / lcm);
+    case Role::many_multiple: return lcm * rng.integer(2 * largest / lcm + 1, r.max / lcm);
     case Role::many_other: {
       const std::int64_t first = 2 * largest + 1, span = r.max - first + 1;
       const std::int64_t start = rng.integer(first, r.max);
@@ -146,7 +144,8 @@ std::vector<Case> draw_batch(const RandomCases& r, int count, Rng& rng, bool hid
   for (const auto& [key, options] : r.values) {
     std::vector<std::size_t> order(options.size());
     std::iota(order.begin(), order.end(), 0);
-    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.integer(0, static_cast<std::int64_t>(i) - 1)]);
+    for (std::size_t i = order.size(); i > 1; --i)
+      std::swap(order[i - 1], order[rng.integer(0, static_cast<std::int64_t>(i) - 1)]);
     orders.push_back(std::move(order));
   }
   std::vector<Case> out;
@@ -273,7 +272,8 @@ class Reader {
 
   std::vector<std::int64_t> integers(const toml::node& node, std::string_view key) const {
     const toml::array* array = node.as_array();
-    if (!array || array->empty()) fail(&node, fmt::format("'{}' must be a non-empty array of integers, like [16, 32]", key));
+    if (!array || array->empty())
+      fail(&node, fmt::format("'{}' must be a non-empty array of integers, like [16, 32]", key));
     std::vector<std::int64_t> out;
     for (const auto& item : *array) {
       auto v = item.value_exact<std::int64_t>();
@@ -290,13 +290,15 @@ class Reader {
     RandomCases r;
     if (const toml::node* tasks = t->get("tasks")) r.tasks = strings(*tasks, "tasks");
     for (const auto& name : r.tasks)
-      if (!m.find_task(name)) fail(t->get("tasks"), fmt::format("[[random]] names task '{}', which the lab does not have", name));
+      if (!m.find_task(name))
+        fail(t->get("tasks"), fmt::format("[[random]] names task '{}', which the lab does not have", name));
     const toml::node* dims = t->get("dims");
     if (!dims) fail(t, "missing key 'dims' in [[random]]: the size parameters to draw, e.g. [\"rows\", \"cols\"]");
     r.dims = strings(*dims, "dims");
     if (r.dims.empty() || r.dims.size() > 3) fail(dims, "'dims' must name one to three size parameters");
     const toml::node* tiles = t->get("tiles");
-    if (!tiles) fail(t, "missing key 'tiles' in [[random]]: the tile and block sizes of the lab's kernels, e.g. [16, 32]");
+    if (!tiles)
+      fail(t, "missing key 'tiles' in [[random]]: the tile and block sizes of the lab's kernels, e.g. [16, 32]");
     r.tiles = integers(*tiles, "tiles");
     std::sort(r.tiles.begin(), r.tiles.end());
     r.min = optional<std::int64_t>(*t, "min", 1, "a positive integer");
@@ -324,25 +326,31 @@ class Reader {
     const std::int64_t smallest = r.tiles.front(), largest = r.tiles.back();
     if (smallest < 2) fail(t.get("tiles"), "every tile must be at least 2 (a size of 1 divides every size)");
     if (r.min < 1 || r.min >= smallest)
-      fail(t.get("min"), fmt::format("'min' must be at least 1 and below the smallest tile ({}), so tiny sizes are drawn",
-                                     smallest));
+      fail(t.get("min"),
+           fmt::format("'min' must be at least 1 and below the smallest tile ({}), so tiny sizes are drawn", smallest));
     if (r.power_of_two) {
       for (auto tile : r.tiles)
-        if ((tile & (tile - 1)) != 0) fail(t.get("tiles"), "with power_of_two = true every tile must be a power of two");
+        if ((tile & (tile - 1)) != 0)
+          fail(t.get("tiles"), "with power_of_two = true every tile must be a power of two");
       if (r.max < 4 * largest)
-        fail(t.get("max"), fmt::format("'max' must be at least {} (4 x the largest tile) so sizes of many blocks are drawn",
-                                       4 * largest));
+        fail(t.get("max"),
+             fmt::format("'max' must be at least {} (4 x the largest tile) so sizes of many blocks are drawn",
+                         4 * largest));
     } else {
       std::int64_t lcm = 1;
       for (auto tile : r.tiles) lcm = std::lcm(lcm, tile);
       const std::int64_t many = lcm * ((2 * largest) / lcm + 1);
       if (r.max < many)
-        fail(t.get("max"), fmt::format("'max' must be at least {}: a multiple of every tile beyond two of the largest, so "
-                                       "sizes of many blocks that divide evenly are drawn", many));
+        fail(t.get("max"),
+             fmt::format("'max' must be at least {}: a multiple of every tile beyond two of the largest, so "
+                         "sizes of many blocks that divide evenly are drawn",
+                         many));
     }
     if (r.count < r.fewest_cases())
-      fail(t.get("count"), fmt::format("'count' must be at least {}, so every run draws each size region as a multiple and a "
-                                       "non-multiple of every tile, a square shape and every listed value", r.fewest_cases()));
+      fail(t.get("count"),
+           fmt::format("'count' must be at least {}, so every run draws each size region as a multiple and a "
+                       "non-multiple of every tile, a square shape and every listed value",
+                       r.fewest_cases()));
     if (r.hidden != 0 && r.hidden < r.fewest_cases())
       fail(t.get("hidden"), fmt::format("'hidden' must be 0 or at least {}, for the same coverage", r.fewest_cases()));
   }
@@ -403,7 +411,8 @@ class Reader {
     m.repeats = static_cast<int>(optional<std::int64_t>(root, "repeats", 15, "a count of launches"));
     m.sanitize_max_size = optional<std::int64_t>(root, "sanitize_max_size", 0, "a case size (the product of its dims)");
     if (m.timeout_s <= 0) fail(root.get("timeout_s"), "'timeout_s' must be positive");
-    if (m.sanitize_max_size < 0) fail(root.get("sanitize_max_size"), "'sanitize_max_size' must be 0 (no limit) or positive");
+    if (m.sanitize_max_size < 0)
+      fail(root.get("sanitize_max_size"), "'sanitize_max_size' must be 0 (no limit) or positive");
     if (m.warmup < 1 || m.repeats < 10)
       fail(root.get("repeats"), "need warmup >= 1 and repeats >= 10 (the median of at least 10 timed launches)");
 
@@ -419,7 +428,8 @@ class Reader {
     if (!files) fail(&root, "missing [files]: the student files of each backend, e.g. cuda = [\"transpose.cu\"]");
     for (const auto& [backend, list] : *files) {
       const std::string b(backend.str());
-      if (b != "cuda" && b != "opencl") fail(&list, fmt::format("unknown backend '{}' in [files]: use cuda or opencl", b));
+      if (b != "cuda" && b != "opencl")
+        fail(&list, fmt::format("unknown backend '{}' in [files]: use cuda or opencl", b));
       m.files[b] = strings(list, b);
     }
   }
@@ -448,7 +458,8 @@ class Reader {
     for (const auto& node : *cases) {
       Case c = one_case(node);
       for (const auto& t : c.tasks)
-        if (!m.find_task(t)) fail(&node, fmt::format("case '{}' names task '{}', which the lab does not have", c.name, t));
+        if (!m.find_task(t))
+          fail(&node, fmt::format("case '{}' names task '{}', which the lab does not have", c.name, t));
       m.cases.push_back(std::move(c));
     }
   }
@@ -464,7 +475,8 @@ class Reader {
     // Students are timed on the case they see, and their release keeps every timing case.
     if (c.hidden && c.timing)
       fail(t->get("hidden"), fmt::format("case '{}' is both hidden and a timing case: a timing case must be visible "
-                                         "to students; remove 'hidden' or 'timing'", c.name));
+                                         "to students; remove 'hidden' or 'timing'",
+                                         c.name));
     c.params = nlohmann::json::object();
     for (const auto& [key, value] : *t) {
       const std::string k(key.str());
@@ -497,7 +509,8 @@ class Reader {
         const auto timed = std::count_if(selected.begin(), selected.end(), [](const Case* c) { return c->timing; });
         if (timed > 1)
           fail(&root, fmt::format("more than one timing case for task '{}' on {} devices: mark one per task and device "
-                                  "class", task.name, to_string(dc)));
+                                  "class",
+                                  task.name, to_string(dc)));
       }
   }
 

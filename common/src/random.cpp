@@ -47,7 +47,7 @@ float Rng::uniform(float lo, float hi) {
 std::int64_t Rng::integer(std::int64_t lo, std::int64_t hi) {
   const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
   if (span == 0) return static_cast<std::int64_t>(next());  // the full 64-bit range
-  return lo + static_cast<std::int64_t>(next() % span);      // bias below 2^-40 for our spans
+  return lo + static_cast<std::int64_t>(next() % span);     // bias below 2^-40 for our spans
 }
 
 }  // namespace gpulab

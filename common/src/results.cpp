@@ -73,7 +73,7 @@ void from_json(const nlohmann::json& j, TimingSummary& t) {
 }
 
 void to_json(nlohmann::json& j, const CaseResult& c) {
-  j = {{"name", c.name},       {"passed", c.passed}, {"hidden", c.hidden},
+  j = {{"name", c.name},       {"passed", c.passed},   {"hidden", c.hidden},
        {"message", c.message}, {"details", c.details}, {"work", c.work}};
   put_optional(j, "timing", c.timing);
   put_optional(j, "rate", c.rate());

@@ -78,9 +78,10 @@ std::string damage_of(const Guarded& g) {
   cl_command_queue queue = clCreateCommandQueue(context, first_device(context), 0, &status);
   if (status != CL_SUCCESS) return {};
   std::vector<unsigned char> front(g.guard), back(g.guard);
-  const bool read = clEnqueueReadBuffer(queue, g.parent, CL_TRUE, 0, g.guard, front.data(), 0, nullptr, nullptr) == CL_SUCCESS &&
-                    clEnqueueReadBuffer(queue, g.parent, CL_TRUE, g.guard + g.size, g.guard, back.data(), 0, nullptr,
-                                        nullptr) == CL_SUCCESS;
+  const bool read =
+      clEnqueueReadBuffer(queue, g.parent, CL_TRUE, 0, g.guard, front.data(), 0, nullptr, nullptr) == CL_SUCCESS &&
+      clEnqueueReadBuffer(queue, g.parent, CL_TRUE, g.guard + g.size, g.guard, back.data(), 0, nullptr, nullptr) ==
+          CL_SUCCESS;
   clReleaseCommandQueue(queue);
   return read ? gpulab::guard_damage(front.data(), back.data(), g.guard, g.size, kPattern) : std::string{};
 }

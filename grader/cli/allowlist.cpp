@@ -30,7 +30,8 @@ std::string trimmed(std::string line) {
 // The meaningful lines of a list file: comments and blanks dropped.
 std::vector<std::string> list_lines(const fs::path& file) {
   if (!fs::is_regular_file(file))
-    throw std::runtime_error(fmt::format("the allowlist {} is missing: restore it from the course repository", file.string()));
+    throw std::runtime_error(
+        fmt::format("the allowlist {} is missing: restore it from the course repository", file.string()));
   std::istringstream in(read_text(file));
   std::vector<std::string> out;
   for (std::string line; std::getline(in, line);)
@@ -71,8 +72,10 @@ ObjectSymbols parse_nm(const std::string& nm_posix_output) {
     const bool has_value = static_cast<bool>(fields >> value);
     if (const auto at = name.find('@'); at != std::string::npos) name.resize(at);  // fork@GLIBC_2.2.5
     const char t = type[0];
-    if (t == 'U' || ((t == 'w' || t == 'v') && !has_value)) symbols.referenced.push_back(name);
-    else if (std::string_view("TDBRGSCiu").find(t) != std::string_view::npos) symbols.defined_global.push_back(name);
+    if (t == 'U' || ((t == 'w' || t == 'v') && !has_value))
+      symbols.referenced.push_back(name);
+    else if (std::string_view("TDBRGSCiu").find(t) != std::string_view::npos)
+      symbols.defined_global.push_back(name);
   }
   return symbols;
 }
@@ -125,11 +128,13 @@ std::vector<std::string> included_headers(const std::string& depfile_text, const
     const char c = depfile_text[i];
     if (c == '\\' && i + 1 < depfile_text.size() && (depfile_text[i + 1] == ' ' || depfile_text[i + 1] == '#')) {
       current += depfile_text[++i];
-    } else if (c == '\\' && i + 1 < depfile_text.size() && (depfile_text[i + 1] == '\n' || depfile_text[i + 1] == '\r')) {
+    } else if (c == '\\' && i + 1 < depfile_text.size() &&
+               (depfile_text[i + 1] == '\n' || depfile_text[i + 1] == '\r')) {
       finish();
     } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
       finish();
-    } else if (c == ':' && !after_colon && (i + 1 == depfile_text.size() || std::isspace(static_cast<unsigned char>(depfile_text[i + 1])))) {
+    } else if (c == ':' && !after_colon &&
+               (i + 1 == depfile_text.size() || std::isspace(static_cast<unsigned char>(depfile_text[i + 1])))) {
       current.clear();  // the target
       after_colon = true;
     } else {
@@ -142,8 +147,8 @@ std::vector<std::string> included_headers(const std::string& depfile_text, const
   return out;
 }
 
-std::vector<RefusedHeader> refused_headers(const std::vector<std::string>& headers, const std::vector<std::string>& patterns,
-                                           const fs::path& harness_include) {
+std::vector<RefusedHeader> refused_headers(const std::vector<std::string>& headers,
+                                           const std::vector<std::string>& patterns, const fs::path& harness_include) {
   std::vector<RefusedHeader> out;
   const std::string harness = (harness_include / "gpulab").lexically_normal().string() + "/";
   for (const auto& header : headers) {
@@ -179,7 +184,8 @@ std::vector<std::string> system_call_instructions(const std::string& objdump_out
     std::istringstream fields(line.substr(tab + 1));
     std::string mnemonic;
     fields >> mnemonic;
-    if (mnemonic == "syscall" || mnemonic == "sysenter" || mnemonic == "int" || mnemonic == "sysexit" || mnemonic == "sysret")
+    if (mnemonic == "syscall" || mnemonic == "sysenter" || mnemonic == "int" || mnemonic == "sysexit" ||
+        mnemonic == "sysret")
       out.push_back(trimmed(line.substr(tab + 1)));
   }
   return out;

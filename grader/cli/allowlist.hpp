@@ -51,7 +51,8 @@ struct RefusedHeader {
 };
 // Headers matching one of `patterns` at the start of a path component, and harness headers (under
 // `harness_include`/gpulab/) other than the student API (gpulab/student/*, gpulab/errors.hpp).
-std::vector<RefusedHeader> refused_headers(const std::vector<std::string>& headers, const std::vector<std::string>& patterns,
+std::vector<RefusedHeader> refused_headers(const std::vector<std::string>& headers,
+                                           const std::vector<std::string>& patterns,
                                            const std::filesystem::path& harness_include);
 
 // Header patterns from a file: one per line, '#' comments.

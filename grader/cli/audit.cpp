@@ -30,7 +30,9 @@ int line_at(const std::string& text, std::size_t pos) {
 // occurrence of the one at `pos` is this plus one.
 int occurrences_before(const std::string& text, const std::string& needle, std::size_t pos) {
   int n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos && at < pos; at = text.find(needle, at + needle.size())) ++n;
+  for (std::size_t at = text.find(needle); at != std::string::npos && at < pos;
+       at = text.find(needle, at + needle.size()))
+    ++n;
   return n;
 }
 
@@ -92,7 +94,8 @@ std::vector<Mutant> generic_mutants(const std::string& file, const std::string& 
     for (std::size_t at = condition.find(" < "); at != std::string::npos; at = condition.find(" < ", at + 3)) {
       std::string changed = condition;
       changed.replace(at, 3, " <= ");
-      out.push_back(make_mutant(fmt::format("{}: if {} `<` {} to `<=`", file, ifs, ++less), file, text, pos, condition, changed));
+      out.push_back(
+          make_mutant(fmt::format("{}: if {} `<` {} to `<=`", file, ifs, ++less), file, text, pos, condition, changed));
     }
   }
   return out;
@@ -101,8 +104,9 @@ std::vector<Mutant> generic_mutants(const std::string& file, const std::string& 
 std::string apply_mutant(const Mutant& m, const std::string& text) {
   const auto pos = position_of(text, m.from, m.occurrence);
   if (pos == std::string::npos)
-    throw std::invalid_argument(m.occurrence == 0 ? fmt::format("'{}' does not occur exactly once in {}", m.from, m.file)
-                                                  : fmt::format("'{}' has no occurrence {} in {}", m.from, m.occurrence, m.file));
+    throw std::invalid_argument(m.occurrence == 0
+                                    ? fmt::format("'{}' does not occur exactly once in {}", m.from, m.file)
+                                    : fmt::format("'{}' has no occurrence {} in {}", m.from, m.occurrence, m.file));
   std::string out = text;
   out.replace(pos, m.from.size(), m.to);
   return out;
@@ -113,8 +117,8 @@ namespace {
 std::string string_field(const toml::table& t, const char* key, const fs::path& file, bool required) {
   if (auto v = t[key].value<std::string>()) return *v;
   if (required)
-    throw std::invalid_argument(fmt::format("{}:{}: this entry needs {} = \"...\"", file.string(),
-                                            t.source().begin.line, key));
+    throw std::invalid_argument(
+        fmt::format("{}:{}: this entry needs {} = \"...\"", file.string(), t.source().begin.line, key));
   return {};
 }
 
@@ -159,8 +163,9 @@ LabMutants load_lab_mutants(const fs::path& file) {
                     string_field(*t, "needs", file, false), string_field(*t, "why", file, false)};
       check_needs(e.needs, *t, file);
       if (e.equivalent.empty() && e.needs.empty())
-        throw std::invalid_argument(fmt::format("{}:{}: an [[expect]] entry says equivalent = \"why\" or needs = \"...\"",
-                                                file.string(), t->source().begin.line));
+        throw std::invalid_argument(
+            fmt::format("{}:{}: an [[expect]] entry says equivalent = \"why\" or needs = \"...\"", file.string(),
+                        t->source().begin.line));
       out.expectations.push_back(std::move(e));
     }
   return out;
@@ -177,7 +182,7 @@ struct AuditPlan {
   std::optional<SanitizerGate> gate;
   // Correctness runs share the device; a timed run has it alone (shared_mutex: readers, one writer).
   std::shared_mutex device_lock;
-  std::string gpu_lock;    // and machine-wide, as for `gpulab check` (empty: a CPU device)
+  std::string gpu_lock;  // and machine-wide, as for `gpulab check` (empty: a CPU device)
 };
 
 // "- old\n+ new" for the lines the replacement touches.
@@ -284,9 +289,12 @@ MutantVerdict judge(AuditPlan& plan, const Mutant& mutant, const fs::path& job_d
   v.by = kill_reason(plan, lab_src, job_dir, invalid);
   write_text_atomically(original, lab_src / mutant.file);  // a new time stamp: the next build compiles it again
   using O = MutantVerdict::Outcome;
-  if (invalid) v.outcome = O::invalid;
-  else if (!v.by.empty()) v.outcome = O::killed;
-  else if (!mutant.equivalent.empty()) v.outcome = O::equivalent, v.by = mutant.equivalent;
+  if (invalid)
+    v.outcome = O::invalid;
+  else if (!v.by.empty())
+    v.outcome = O::killed;
+  else if (!mutant.equivalent.empty())
+    v.outcome = O::equivalent, v.by = mutant.equivalent;
   else if (!mutant.needs.empty() && !run_has(plan, mutant.needs))
     v.outcome = O::undetectable, v.by = fmt::format("needs {}: {}", mutant.needs, mutant.why);
   return v;
@@ -320,7 +328,8 @@ std::vector<MutantVerdict> audit_lab(const Toolchain& tc, const Manifest& m, con
   AuditPlan plan{tc, m, o, {}, {}, {}, {}};
   for (const auto& file : m.files.at(o.backend)) plan.originals[file] = read_text_or_throw(solution_dir / file);
   if (o.sanitize) plan.gate = make_sanitizer_gate(tc, o.backend);
-  if (const DeviceInfo d = find_device(o.backend, o.device); d.device_class == DeviceClass::gpu) plan.gpu_lock = gpu_lock_name(d);
+  if (const DeviceInfo d = find_device(o.backend, o.device); d.device_class == DeviceClass::gpu)
+    plan.gpu_lock = gpu_lock_name(d);
   const std::vector<Mutant> mutants = mutants_for(plan, solution_dir);
   const int jobs = std::max(1, o.jobs);
   for (int j = 0; j < jobs; ++j) {
@@ -338,19 +347,22 @@ std::vector<MutantVerdict> audit_lab(const Toolchain& tc, const Manifest& m, con
 std::string render_audit(const Manifest& m, const std::string& backend, const std::vector<MutantVerdict>& verdicts,
                          bool color) {
   using O = MutantVerdict::Outcome;
-  auto count = [&](O o) { return std::count_if(verdicts.begin(), verdicts.end(), [o](const auto& v) { return v.outcome == o; }); };
+  auto count = [&](O o) {
+    return std::count_if(verdicts.begin(), verdicts.end(), [o](const auto& v) { return v.outcome == o; });
+  };
   auto paint = [color](const std::string& text, fmt::terminal_color c) {
     return color ? fmt::format(fg(c), "{}", text) : text;
   };
-  std::string out = fmt::format("{} ({}): {} mutants, {} killed, {} survived, {} equivalent, {} not detectable in this run, "
-                                "{} invalid\n",
-                                m.id, backend, verdicts.size(), count(O::killed), count(O::survived), count(O::equivalent),
-                                count(O::undetectable), count(O::invalid));
+  std::string out = fmt::format(
+      "{} ({}): {} mutants, {} killed, {} survived, {} equivalent, {} not detectable in this run, "
+      "{} invalid\n",
+      m.id, backend, verdicts.size(), count(O::killed), count(O::survived), count(O::equivalent),
+      count(O::undetectable), count(O::invalid));
   for (const auto& v : verdicts) {
     static const char* names[] = {"killed", "SURVIVED", "equivalent", "not here", "INVALID"};
-    const auto c = v.outcome == O::killed ? fmt::terminal_color::green
+    const auto c = v.outcome == O::killed                                ? fmt::terminal_color::green
                    : v.outcome == O::survived || v.outcome == O::invalid ? fmt::terminal_color::red
-                                                                           : fmt::terminal_color::yellow;
+                                                                         : fmt::terminal_color::yellow;
     out += fmt::format("  {} {}\n      {}\n", paint(fmt::format("{:<10}", names[static_cast<int>(v.outcome)]), c),
                        v.mutant.name, v.by.empty() ? "every case, threshold and check passed" : v.by);
     if (v.outcome == O::survived || v.outcome == O::invalid) {

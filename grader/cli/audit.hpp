@@ -85,7 +85,7 @@ std::vector<MutantVerdict> audit_lab(const Toolchain& toolchain, const Manifest&
                                      const AuditOptions& options);
 
 // The table `make audit` prints for a lab: counts, then each mutant, survivors with their diff.
-std::string render_audit(const Manifest& manifest, const std::string& backend, const std::vector<MutantVerdict>& verdicts,
-                         bool color);
+std::string render_audit(const Manifest& manifest, const std::string& backend,
+                         const std::vector<MutantVerdict>& verdicts, bool color);
 
 }  // namespace gpulab::cli

@@ -99,8 +99,8 @@ std::size_t skip_directive(const std::string& code, std::size_t i, int& line) {
 
 std::size_t punct_length(const std::string& code, std::size_t i) {
   static const char* const three[] = {"<<=", ">>=", "...", "->*"};
-  static const char* const two[] = {"::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
-                                    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*"};
+  static const char* const two[] = {"::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&",
+                                    "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*"};
   for (const char* p : three)
     if (code.compare(i, 3, p) == 0) return 3;
   for (const char* p : two)
@@ -212,8 +212,8 @@ bool assignment_op(const std::string& s) {
 // Words that start a statement that is not a declaration.
 bool statement_keyword(const std::string& s) {
   return control_keyword(s) ||
-         one_of(s, {"goto", "throw", "delete", "new", "sizeof", "using", "typedef", "operator", "co_return",
-                    "co_await", "co_yield", "static_assert", "asm", "__asm__", "true", "false", "nullptr", "this"});
+         one_of(s, {"goto", "throw", "delete", "new", "sizeof", "using", "typedef", "operator", "co_return", "co_await",
+                    "co_yield", "static_assert", "asm", "__asm__", "true", "false", "nullptr", "this"});
 }
 
 bool memory_space_shared(const std::string& s) { return one_of(s, {"__shared__", "__local", "local"}); }
@@ -259,26 +259,30 @@ Words words_for(bool opencl) {
 std::string lesson(const std::string& kind, bool opencl, const std::string& word) {
   const Words w = words_for(opencl);
   if (kind == kCondition)
-    return fmt::format("every {0} of the {1} must reach each barrier, so the {2} that skip this one leave the others "
-                       "waiting at it: the kernel hangs or computes from half-written memory (and on PoCL shows "
-                       "no sign). Move the barrier out of the {3}, so that all {2} reach it, and guard only the "
-                       "loads and stores",
-                       w.thread, w.group, w.threads, word);
+    return fmt::format(
+        "every {0} of the {1} must reach each barrier, so the {2} that skip this one leave the others "
+        "waiting at it: the kernel hangs or computes from half-written memory (and on PoCL shows "
+        "no sign). Move the barrier out of the {3}, so that all {2} reach it, and guard only the "
+        "loads and stores",
+        w.thread, w.group, w.threads, word);
   if (kind == kLoop && word.empty())
-    return fmt::format("{0} run this loop a different number of times, so some wait at the barrier for {0} that "
-                       "have already left the loop: a hang or a race. Keep every {1} of the {2} in the loop for the "
-                       "same number of iterations (a bound from the {2} and the kernel's arguments, not the {1}'s "
-                       "index) and guard the work inside it with an if",
-                       w.threads, w.thread, w.group);
+    return fmt::format(
+        "{0} run this loop a different number of times, so some wait at the barrier for {0} that "
+        "have already left the loop: a hang or a race. Keep every {1} of the {2} in the loop for the "
+        "same number of iterations (a bound from the {2} and the kernel's arguments, not the {1}'s "
+        "index) and guard the work inside it with an if",
+        w.threads, w.thread, w.group);
   if (kind == kLoop)
-    return fmt::format("{0} that leave the loop early miss the barrier that the others wait at: a hang or a race. "
-                       "Keep every {1} in the loop for the same number of iterations and guard the work with an if "
-                       "instead of `{2}`",
-                       w.threads, w.thread, word);
-  return fmt::format("{0} that return early never reach that barrier, and the others wait at it for them: a hang "
-                     "or a race (and on PoCL no sign at all). Keep every {1} until the last barrier: guard the loads "
-                     "and stores with an if instead of returning, or return only after the last barrier",
-                     w.threads, w.thread);
+    return fmt::format(
+        "{0} that leave the loop early miss the barrier that the others wait at: a hang or a race. "
+        "Keep every {1} in the loop for the same number of iterations and guard the work with an if "
+        "instead of `{2}`",
+        w.threads, w.thread, word);
+  return fmt::format(
+      "{0} that return early never reach that barrier, and the others wait at it for them: a hang "
+      "or a race (and on PoCL no sign at all). Keep every {1} until the last barrier: guard the loads "
+      "and stores with an if instead of returning, or return only after the last barrier",
+      w.threads, w.thread);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,8 +338,8 @@ enum class Construct { branch, loop, switch_ };
 struct Context {
   Construct kind = Construct::branch;
   bool divergent = false;
-  std::string condition;  // the test as written
-  std::string phrase;     // "under `if (...)`", "in the loop `for (...)`"
+  std::string condition;                     // the test as written
+  std::string phrase;                        // "under `if (...)`", "in the loop `for (...)`"
   std::size_t body_begin = 0, body_end = 0;  // loops: the body's tokens
   // Loops: the first break or continue taken under a thread-dependent condition inside.
   std::size_t exit = npos;

@@ -41,17 +41,17 @@ struct Batch {
   Limits run_limits, compile_limits;
   std::vector<std::filesystem::path> needed;  // what its compilers and runners read (the harness, drivers)
   std::vector<std::filesystem::path> hidden;  // what a submission must not see
-  nlohmann::json calibration;         // reference ratios on this machine (OUT/calibration.json), when known
-  std::vector<std::string> gpus;      // CUDA_VISIBLE_DEVICES value per GPU
-  std::vector<std::string> gpu_lock_names;  // machine-wide: one run per GPU at a time
-  int jobs = 1;                       // students graded at once
+  nlohmann::json calibration;                 // reference ratios on this machine (OUT/calibration.json), when known
+  std::vector<std::string> gpus;              // CUDA_VISIBLE_DEVICES value per GPU
+  std::vector<std::string> gpu_lock_names;    // machine-wide: one run per GPU at a time
+  int jobs = 1;                               // students graded at once
   int cpu_threads_per_job = 1;
-  SanitizerGate sanitizer;            // with --sanitize: compute-sanitizer's path
+  SanitizerGate sanitizer;  // with --sanitize: compute-sanitizer's path
   DeviceClass device_class = DeviceClass::gpu;
   // (GPU slot, lab id) -> calibration measured once for the batch (calibrate_batch): every student's
   // runner on that GPU is given it and measures no rates of its own.
   std::map<std::pair<int, std::string>, Calibration> device_calibrations;
-  std::vector<PhaseTimes> budgets;    // per graded student, for the batch's budget line
+  std::vector<PhaseTimes> budgets;  // per graded student, for the batch's budget line
   std::mutex print_lock;
 };
 

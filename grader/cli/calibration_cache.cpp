@@ -48,7 +48,8 @@ std::optional<Calibration> CalibrationCache::find(const json& key, double now) c
     c = calibration_from_json(j.at("calibration"));
     if (!c.measured_at) throw std::invalid_argument("no measured_at");
   } catch (const std::exception& e) {
-    fmt::print(stderr, "gpulab: ignoring the calibration cache file {} ({}); measuring again\n", file.string(), e.what());
+    fmt::print(stderr, "gpulab: ignoring the calibration cache file {} ({}); measuring again\n", file.string(),
+               e.what());
     return std::nullopt;
   }
   // Older than the lifetime, or measured "in the future" (the clock was set back): measure again.
@@ -83,9 +84,7 @@ std::string why_not_cacheable(const LabRun& lab, const RunRequest& req, const De
   if (!lab.calibration.measured_at) return "the calibration has no measured_at";
   try {
     calibration_from_json(calibration_to_json(lab.calibration));
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
+  } catch (const std::invalid_argument& e) { return e.what(); }
   return {};
 }
 
@@ -116,8 +115,9 @@ LabRun CheckCalibrations::supervise(RunRequest req) {
   const auto key = key_for(*req.manifest);
   if (key && !recalibrate_) req.calibration = cache_.find(*key, unix_seconds_now());
   if (req.calibration)
-    fmt::print(stderr, "gpulab: {}: calibration from the cache, measured {:.0f} s ago (make check "
-                       "RECALIBRATE=1, or gpulab check --recalibrate, measures it again)\n",
+    fmt::print(stderr,
+               "gpulab: {}: calibration from the cache, measured {:.0f} s ago (make check "
+               "RECALIBRATE=1, or gpulab check --recalibrate, measures it again)\n",
                req.manifest->id, std::max(0.0, unix_seconds_now() - req.calibration->measured_at.value_or(0)));
   LabRun lab = cli::supervise(req);
   if (key && why_not_cacheable(lab, req, *device_).empty()) try {

@@ -11,24 +11,15 @@ namespace gpulab::cli {
 
 std::string signal_text(int sig) {
   switch (sig) {
-    case SIGSEGV:
-      return "SIGSEGV, a segmentation fault";
-    case SIGBUS:
-      return "SIGBUS, a bus error";
-    case SIGFPE:
-      return "SIGFPE, an arithmetic error such as an integer division by zero";
-    case SIGABRT:
-      return "SIGABRT, an abort (an uncaught exception or a failed assert)";
-    case SIGILL:
-      return "SIGILL, an illegal instruction";
-    case SIGXFSZ:
-      return "SIGXFSZ: it printed or wrote more than the output limit (a print in a loop?)";
-    case SIGXCPU:
-      return "SIGXCPU: it used more than its CPU time limit (a busy loop in host code?)";
-    case SIGKILL:
-      return "SIGKILL, killed from outside (out of memory?)";
-    default:
-      return fmt::format("signal {} ({})", sig, strsignal(sig));
+    case SIGSEGV: return "SIGSEGV, a segmentation fault";
+    case SIGBUS: return "SIGBUS, a bus error";
+    case SIGFPE: return "SIGFPE, an arithmetic error such as an integer division by zero";
+    case SIGABRT: return "SIGABRT, an abort (an uncaught exception or a failed assert)";
+    case SIGILL: return "SIGILL, an illegal instruction";
+    case SIGXFSZ: return "SIGXFSZ: it printed or wrote more than the output limit (a print in a loop?)";
+    case SIGXCPU: return "SIGXCPU: it used more than its CPU time limit (a busy loop in host code?)";
+    case SIGKILL: return "SIGKILL, killed from outside (out of memory?)";
+    default: return fmt::format("signal {} ({})", sig, strsignal(sig));
   }
 }
 
@@ -45,9 +36,10 @@ EarlyExit explain_kill(const EarlyExitFacts& f, const std::string& where) {
       // memory limit does, and then the memory, not a hung kernel, is the likely story.
       const bool holding_memory = f.limits.memory_bytes && e.peak_memory_bytes * 2 > f.limits.memory_bytes;
       const std::string why =
-          holding_memory ? fmt::format("its processes held {:.1f} GiB of memory (the limit is {:.1f} GiB): a huge or "
-                                       "leaking host allocation?",
-                                       gib(e.peak_memory_bytes), gib(f.limits.memory_bytes))
+          holding_memory ? fmt::format(
+                               "its processes held {:.1f} GiB of memory (the limit is {:.1f} GiB): a huge or "
+                               "leaking host allocation?",
+                               gib(e.peak_memory_bytes), gib(f.limits.memory_bytes))
                          : "an infinite loop, or a barrier (__syncthreads / barrier) that not every thread of the "
                            "block reaches, e.g. inside an if";
       return {Status::timeout,
@@ -64,8 +56,7 @@ EarlyExit explain_kill(const EarlyExitFacts& f, const std::string& where) {
       return {Status::crashed, fmt::format("stopped{}: its processes used more than {:.1f} GiB of memory, the limit — "
                                            "a huge or leaking host allocation?",
                                            where, gib(f.limits.memory_bytes))};
-    case KillReason::none:
-      break;
+    case KillReason::none: break;
   }
   return {};
 }
@@ -80,8 +71,7 @@ EarlyExit explain_own_end(const EarlyExitFacts& f, const std::string& where) {
                                          "access in a kernel crashes the process: check the bounds test of every "
                                          "work-item; in host code, check pointers and sizes",
                                          signal_text(e.signal), where)};
-  if (!f.setup_error.empty())
-    return {Status::error, f.setup_error};
+  if (!f.setup_error.empty()) return {Status::error, f.setup_error};
   if (e.exited_with(ExitStatus::cannot_start))
     return {Status::error, fmt::format("the sandbox could not start the runner: {}", f.output_tail)};
   if (e.exited_with(ExitStatus::cannot_execute))

@@ -11,13 +11,13 @@ namespace gpulab::cli {
 // What the supervisor knows of a runner process that ended early.
 struct EarlyExitFacts {
   ChildExit exit;
-  std::string current_case;  // the case it was in, "" between cases
-  std::string setup_error;   // its "error" event: it could not set up (open the device, calibrate)
-  double idle_timeout_s = 0; // the progress timeout it was killed by, when it was
+  std::string current_case;     // the case it was in, "" between cases
+  std::string setup_error;      // its "error" event: it could not set up (open the device, calibrate)
+  double idle_timeout_s = 0;    // the progress timeout it was killed by, when it was
   double lab_time_limit_s = 0;  // the whole lab's wall-clock limit
-  Limits limits;             // in force for this process: memory, disk, processes
-  std::string output_tail;   // the end of what it printed (the sandbox's own complaint)
-  std::string runner;        // its path
+  Limits limits;                // in force for this process: memory, disk, processes
+  std::string output_tail;      // the end of what it printed (the sandbox's own complaint)
+  std::string runner;           // its path
 };
 
 struct EarlyExit {

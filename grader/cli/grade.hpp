@@ -29,12 +29,12 @@ struct GradeOptions {
   std::vector<std::string> labs;  // empty: every lab
   std::string backend;
   std::string device;
-  int jobs = 0;  // 0: default_jobs()
-  bool force = false;        // regrade students whose submission is unchanged
-  bool calibrate = false;    // first grade the reference solutions on this machine
-  bool sanitize = false;     // CUDA: the sanitizer gate (sanitizer.hpp) after each lab; a finding scores zero
+  int jobs = 0;                       // 0: default_jobs()
+  bool force = false;                 // regrade students whose submission is unchanged
+  bool calibrate = false;             // first grade the reference solutions on this machine
+  bool sanitize = false;              // CUDA: the sanitizer gate (sanitizer.hpp) after each lab; a finding scores zero
   std::optional<std::uint64_t> seed;  // default: a fresh seed per student, recorded
-  double idle_timeout_s = 0; // 0: the manifest's
+  double idle_timeout_s = 0;          // 0: the manifest's
   double lab_time_limit_s = 900;
   double memory_gib = 8;
   int processes = 256;

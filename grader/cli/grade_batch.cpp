@@ -103,8 +103,7 @@ namespace {
 // Holds OUT/.lock for the batch: two batches writing one OUT would overwrite each other.
 class BatchLock {
  public:
-  explicit BatchLock(const fs::path& out)
-      : file_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  explicit BatchLock(const fs::path& out) : file_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
     if (!file_.valid() || ::flock(file_.get(), LOCK_EX | LOCK_NB) != 0)
       throw std::runtime_error(
           fmt::format("another gpulab grade is writing {}: wait for it, or choose another OUT", out.string()));
@@ -177,8 +176,9 @@ void load_reference_calibration(Batch& b) {
   if (!fs::exists(file) || b.o.calibrate) return;
   b.calibration = json::parse(read_text(file), nullptr, false);
   if (b.calibration.is_discarded() || b.calibration.value("grader_version", "") != b.version) {
-    fmt::print(stderr, "gpulab grade: {} was measured by another grader version and is ignored; --calibrate measures "
-                       "again\n",
+    fmt::print(stderr,
+               "gpulab grade: {} was measured by another grader version and is ignored; --calibrate measures "
+               "again\n",
                file.string());
     b.calibration = json();
   }
@@ -301,15 +301,16 @@ BatchSummary grade_students(Batch& b, const std::vector<StudentJob>& students) {
         }
         try {
           write_not_graded(b, students[i], e.what());
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
         std::lock_guard lock(count_lock);
         ++summary.failed;
         continue;
       }
       std::lock_guard lock(count_lock);
-      if (outcome == Outcome::skipped) ++summary.skipped_unchanged;
-      else ++summary.graded, summary.refused += outcome == Outcome::refused;
+      if (outcome == Outcome::skipped)
+        ++summary.skipped_unchanged;
+      else
+        ++summary.graded, summary.refused += outcome == Outcome::refused;
     }
   };
   std::vector<std::thread> workers;
@@ -361,10 +362,19 @@ void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, 
   std::vector<std::string> ids;
   for (const auto& m : b.labs) ids.push_back(m.id);
   const double hours = summary.wall_s / 3600;
-  json batch{{"grader_version", b.version}, {"started", started_at}, {"finished", now_utc()}, {"backend", b.backend},
-             {"isolation", b.isolation.describe(b.run_limits)}, {"jobs", b.jobs}, {"submissions", summary.submissions},
-             {"graded", summary.graded}, {"refused", summary.refused}, {"skipped_unchanged", summary.skipped_unchanged},
-             {"grader_failures", summary.failed}, {"wall_s", summary.wall_s}, {"labs", ids},
+  json batch{{"grader_version", b.version},
+             {"started", started_at},
+             {"finished", now_utc()},
+             {"backend", b.backend},
+             {"isolation", b.isolation.describe(b.run_limits)},
+             {"jobs", b.jobs},
+             {"submissions", summary.submissions},
+             {"graded", summary.graded},
+             {"refused", summary.refused},
+             {"skipped_unchanged", summary.skipped_unchanged},
+             {"grader_failures", summary.failed},
+             {"wall_s", summary.wall_s},
+             {"labs", ids},
              {"throughput_per_hour", summary.graded > 0 && hours > 0 ? summary.graded / hours : 0.0}};
   if (!b.gpus.empty()) batch["gpus"] = b.gpus;
   add_calibrations_and_budget(batch, b);

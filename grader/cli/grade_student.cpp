@@ -146,9 +146,7 @@ LabRun grade_lab_with_retries(Batch& b, const Manifest& m, const LabFiles& files
       LabRun lab = grade_lab(b, m, files, place, slot, seed);
       if (lab.grader_failure.empty()) return lab;
       failure = lab.grader_failure;
-    } catch (const GraderFailure& e) {
-      failure = e.what();
-    }
+    } catch (const GraderFailure& e) { failure = e.what(); }
     if (attempt == kAttempts) throw GraderFailure(fmt::format("{}: {} (tried {} times)", m.id, failure, kAttempts));
     {
       std::lock_guard lock(b.print_lock);
@@ -197,10 +195,11 @@ std::string nothing_found(const StudentJob& job, const SubmissionFiles& files,
   std::vector<std::string> near;
   for (const auto& [id, t] : taken)
     for (const auto& line : t.near_misses) near.push_back(fmt::format("{}: {}", id, line));
-  return fmt::format("{}: none of the lab files is there (it holds: {}){}; a submission holds the course layout, e.g. "
-                     "labs/02-transpose/transpose.cu",
-                     job.entry.filename().string(), some.empty() ? "nothing" : fmt::format("{}", fmt::join(some, ", ")),
-                     near.empty() ? "" : fmt::format("; {}", fmt::join(near, "; ")));
+  return fmt::format(
+      "{}: none of the lab files is there (it holds: {}){}; a submission holds the course layout, e.g. "
+      "labs/02-transpose/transpose.cu",
+      job.entry.filename().string(), some.empty() ? "nothing" : fmt::format("{}", fmt::join(some, ", ")),
+      near.empty() ? "" : fmt::format("; {}", fmt::join(near, "; ")));
 }
 
 // Opens the submission and takes each lab's files into the scratch folder; the record gets the

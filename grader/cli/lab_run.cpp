@@ -21,10 +21,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 void to_json(json& j, const PhaseTimes& p) {
   auto ms = [](double s) { return std::round(s * 1000) / 1000; };
-  j = {{"compile_s", ms(p.compile_s)},         {"wait_for_gpu_s", ms(p.wait_for_gpu_s)},
-       {"run_s", ms(p.run_s)},                 {"hidden_s", ms(p.hidden_s)},
-       {"calibration_s", ms(p.calibration_s)}, {"correctness_s", ms(p.correctness_s)},
-       {"timing_s", ms(p.timing_s)},           {"timed_launches_s", ms(p.timed_launches_s)},
+  j = {{"compile_s", ms(p.compile_s)},
+       {"wait_for_gpu_s", ms(p.wait_for_gpu_s)},
+       {"run_s", ms(p.run_s)},
+       {"hidden_s", ms(p.hidden_s)},
+       {"calibration_s", ms(p.calibration_s)},
+       {"correctness_s", ms(p.correctness_s)},
+       {"timing_s", ms(p.timing_s)},
+       {"timed_launches_s", ms(p.timed_launches_s)},
        {"sanitize_s", ms(p.sanitize_s)}};
 }
 
@@ -56,8 +60,8 @@ LabRun lab_of(const Manifest& m, const std::string& backend) {
 }
 
 void to_json(json& j, const LabRun& lab) {
-  j = {{"id", lab.id},           {"name", lab.name},     {"title", lab.title},   {"backend", lab.backend},
-       {"device", lab.device},   {"tasks", lab.tasks},   {"output", lab.output}, {"processes", lab.processes}};
+  j = {{"id", lab.id},         {"name", lab.name},   {"title", lab.title},   {"backend", lab.backend},
+       {"device", lab.device}, {"tasks", lab.tasks}, {"output", lab.output}, {"processes", lab.processes}};
   if (!lab.pictures_dir.empty()) j["pictures"] = lab.pictures_dir;
   if (!lab.warnings.empty()) j["warnings"] = lab.warnings;
   if (!lab.calibration.rates.empty()) j["calibration"] = calibration_to_json(lab.calibration);

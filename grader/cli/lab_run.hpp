@@ -15,15 +15,15 @@ namespace gpulab::cli {
 
 // Where a lab's time went, in seconds: what `gpulab grade` adds up into its per-submission budget.
 struct PhaseTimes {
-  double compile_s = 0;       // building the student's files and the runner (set by the caller)
-  double wait_for_gpu_s = 0;  // waiting for the machine-wide GPU lock (set by the caller)
-  double run_s = 0;           // the runner processes of every pass, wall clock
-  double hidden_s = 0;        // of run_s: the hidden-case pass
-  double calibration_s = 0;   // in the runners: calibrating (preparing the probes only, when rates were given)
-  double correctness_s = 0;   // in the runners: the cases without timing, every pass
-  double timing_s = 0;        // in the runners: the timing cases (warm-up, timed launches, baselines, checks)
+  double compile_s = 0;         // building the student's files and the runner (set by the caller)
+  double wait_for_gpu_s = 0;    // waiting for the machine-wide GPU lock (set by the caller)
+  double run_s = 0;             // the runner processes of every pass, wall clock
+  double hidden_s = 0;          // of run_s: the hidden-case pass
+  double calibration_s = 0;     // in the runners: calibrating (preparing the probes only, when rates were given)
+  double correctness_s = 0;     // in the runners: the cases without timing, every pass
+  double timing_s = 0;          // in the runners: the timing cases (warm-up, timed launches, baselines, checks)
   double timed_launches_s = 0;  // of timing_s: warm-up and timed launches; the rest: inputs, references, checks
-  double sanitize_s = 0;      // the sanitizer gate (set by the caller)
+  double sanitize_s = 0;        // the sanitizer gate (set by the caller)
 };
 PhaseTimes& operator+=(PhaseTimes& total, const PhaseTimes& more);
 // Seconds since `start` on the steady clock: how each phase is measured.
@@ -34,17 +34,17 @@ void from_json(const nlohmann::json& j, PhaseTimes& p);
 
 struct LabRun {
   std::string id, name, title, backend;
-  nlohmann::json device;              // the runner's "device" event, when it got that far
-  Calibration calibration;            // empty rates: none was measured
+  nlohmann::json device;    // the runner's "device" event, when it got that far
+  Calibration calibration;  // empty rates: none was measured
   // Why the runner's calibration event must not be reused by a later run, "" when nothing speaks
   // against it: the progress file is written by the process that runs student code, so an event
   // out of place (after a task began, a second one) may be forged. Unused when rates were given.
   std::string calibration_doubt;
   PhaseTimes phases;
-  std::vector<TaskResult> tasks;      // the selected tasks, in manifest order
-  std::string output;                 // the end of what the student's code printed
-  int processes = 0;                  // runner processes started (more than 1 after a failure)
-  std::string pictures_dir;           // set when the lab wrote pictures there
+  std::vector<TaskResult> tasks;  // the selected tasks, in manifest order
+  std::string output;             // the end of what the student's code printed
+  int processes = 0;              // runner processes started (more than 1 after a failure)
+  std::string pictures_dir;       // set when the lab wrote pictures there
   // Set when the grader, not the student's code, failed (the runner could not start, open the device
   // or calibrate): the tasks' results say the same, and a batch tries the lab again.
   std::string grader_failure;

@@ -39,9 +39,10 @@ int open_lock_file(const fs::path& file) {
   const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
   ::umask(old_mask);
   if (fd < 0)
-    throw std::runtime_error(fmt::format("cannot open the machine-wide lock {}: {} (set GPULAB_LOCK_DIR to a folder "
-                                         "every grader on this machine can write)",
-                                         file.string(), std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("cannot open the machine-wide lock {}: {} (set GPULAB_LOCK_DIR to a folder "
+                    "every grader on this machine can write)",
+                    file.string(), std::strerror(errno)));
   return fd;
 }
 
@@ -57,9 +58,10 @@ fs::path machine_lock_dir() {
     if (usable_lock_dir(dir)) return dir;
   const fs::path fallback = fs::temp_directory_path() / "gpulab-locks";
   if (!usable_lock_dir(fallback))
-    throw std::runtime_error(fmt::format("no folder for machine-wide locks (tried /run/lock/gpulab, /var/lock/gpulab, "
-                                         "{}): set GPULAB_LOCK_DIR",
-                                         fallback.string()));
+    throw std::runtime_error(
+        fmt::format("no folder for machine-wide locks (tried /run/lock/gpulab, /var/lock/gpulab, "
+                    "{}): set GPULAB_LOCK_DIR",
+                    fallback.string()));
   return fallback;
 }
 
@@ -74,8 +76,7 @@ std::optional<MachineLock> MachineLock::try_take(const std::string& name) {
 MachineLock MachineLock::take(const std::string& name) {
   FileDescriptor file(open_lock_file(machine_lock_dir() / (name + ".lock")));
   int status;
-  while ((status = ::flock(file.get(), LOCK_EX)) != 0 && errno == EINTR) {
-  }
+  while ((status = ::flock(file.get(), LOCK_EX)) != 0 && errno == EINTR) {}
   if (status != 0) throw std::runtime_error(fmt::format("cannot lock {}: {}", name, std::strerror(errno)));
   return MachineLock(std::move(file), name);
 }
@@ -88,9 +89,10 @@ UserLease lease_sandbox_user(unsigned first, unsigned count) {
     kill_processes_of_user(uid);
     return UserLease{uid, std::move(*lock)};
   }
-  throw std::runtime_error(fmt::format("all {} sandbox users ({}..{}) are taken by gpulab graders on this machine: "
-                                       "wait for some to finish, or run fewer jobs",
-                                       count, first, first + count - 1));
+  throw std::runtime_error(
+      fmt::format("all {} sandbox users ({}..{}) are taken by gpulab graders on this machine: "
+                  "wait for some to finish, or run fewer jobs",
+                  count, first, first + count - 1));
 }
 
 std::string gpu_lock_name(const std::string& backend, const std::string& id) {

@@ -2,18 +2,18 @@
 // process, and reports. `gpulab check --help` lists the options.
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 
+#include "audit.hpp"
+#include "calibration_cache.hpp"
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
 #include "gpulab/text.hpp"
-#include "audit.hpp"
-#include "calibration_cache.hpp"
 #include "grade.hpp"
 #include "lab_job.hpp"
 #include "machine_lock.hpp"
@@ -86,8 +86,10 @@ std::optional<MachineLock> lock_gpu(const std::string& backend, const std::strin
     if (device.device_class != DeviceClass::gpu) return std::nullopt;
     const std::string name = gpu_lock_name(device);
     if (auto lock = MachineLock::try_take(name)) return lock;
-    fmt::print(stderr, "gpulab: another gpulab run is timing kernels on {}; waiting for it (timings are fair only one at "
-                       "a time)…\n", device.name);
+    fmt::print(stderr,
+               "gpulab: another gpulab run is timing kernels on {}; waiting for it (timings are fair only one at "
+               "a time)…\n",
+               device.name);
     return MachineLock::take(name);
   } catch (const std::exception& e) {
     fmt::print(stderr, "gpulab: running without the GPU lock ({}); another run on this GPU may disturb the timings\n",
@@ -102,10 +104,9 @@ struct CheckOptions {
   std::uint64_t seed = 0;
   double timeout = 0;
   bool build_only = false;
-  bool sanitize = false;  // the sanitizer gate instead of the check (sanitizer.hpp)
+  bool sanitize = false;     // the sanitizer gate instead of the check (sanitizer.hpp)
   bool recalibrate = false;  // measure calibrations afresh instead of taking the cache's (calibration_cache.hpp)
 };
-
 
 // What one `gpulab check` runs its labs with.
 struct CheckPlan {
@@ -165,7 +166,12 @@ int check(const CheckOptions& o) {
   if (!fs::is_directory(source)) throw std::invalid_argument(fmt::format("SOURCE={} is not a folder", source.string()));
   const auto labs = select_labs(tc, o.labs);
   const std::string backend = choose_backend(tc, o.backend);
-  CheckPlan plan{o, tc, source, tc.build_dir / "students" / source_key(tc, source), backend, std::nullopt,
+  CheckPlan plan{o,
+                 tc,
+                 source,
+                 tc.build_dir / "students" / source_key(tc, source),
+                 backend,
+                 std::nullopt,
                  CheckCalibrations(tc, backend, o.device, o.recalibrate)};
   if (o.sanitize && !o.build_only) plan.gate = make_sanitizer_gate(tc, backend);
   RunSummary run;
@@ -200,9 +206,9 @@ int check(const CheckOptions& o) {
 // script said why) when it could not be written. The grades are complete without it.
 bool write_summary_page(const Toolchain& tc, const fs::path& out) {
   const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  const std::string command = fmt::format("{} {} {}", shell_quote(python),
-                                          shell_quote((tc.repo / "scripts" / "grade" / "summary.py").string()),
-                                          shell_quote(out.string()));
+  const std::string command =
+      fmt::format("{} {} {}", shell_quote(python), shell_quote((tc.repo / "scripts" / "grade" / "summary.py").string()),
+                  shell_quote(out.string()));
   if (std::system(command.c_str()) != 0) return false;
   fmt::print("summary: {}\n", (out / "index.html").string());
   return true;
@@ -227,8 +233,9 @@ int grade(const CheckOptions& c, GradeOptions g) {
     fmt::print(stderr, "gpulab grade: the grader failed for {} submission{} (see above); run again to grade them\n",
                s.failed, s.failed > 1 ? "s" : "");
   if (!write_summary_page(tc, out))
-    fmt::print(stderr, "gpulab grade: the summary page was not written (see above; it needs python3-matplotlib); the "
-                       "grades are complete\n");
+    fmt::print(stderr,
+               "gpulab grade: the summary page was not written (see above; it needs python3-matplotlib); the "
+               "grades are complete\n");
   return s.failed > 0 ? 1 : 0;
 }
 
@@ -237,8 +244,9 @@ int grade(const CheckOptions& c, GradeOptions g) {
 int audit(const CheckOptions& c, bool correctness_only, int jobs) {
   const Toolchain tc = Toolchain::load(own_directory());
   if (!fs::is_directory(tc.repo / "solutions"))
-    throw std::invalid_argument("the audit mutates the reference solutions (solutions/), which the student repository "
-                                "does not have; run it in the instructor repository");
+    throw std::invalid_argument(
+        "the audit mutates the reference solutions (solutions/), which the student repository "
+        "does not have; run it in the instructor repository");
   AuditOptions o;
   o.backend = choose_backend(tc, c.backend);
   o.device = c.device;
@@ -247,8 +255,9 @@ int audit(const CheckOptions& c, bool correctness_only, int jobs) {
   o.sanitize = c.sanitize;
   o.jobs = std::max(1, jobs);  // correctness runs at once; timed runs one at a time
   const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
-  fmt::print("gpulab audit: {} ({}), seed {}{}\n", o.backend, o.timing ? "cases, thresholds and guards" : "correctness cases and guards, no timing",
-             o.seed, o.sanitize ? ", with the sanitizer gate" : "");
+  fmt::print("gpulab audit: {} ({}), seed {}{}\n", o.backend,
+             o.timing ? "cases, thresholds and guards" : "correctness cases and guards, no timing", o.seed,
+             o.sanitize ? ", with the sanitizer gate" : "");
   bool all_explained = true;
   for (const auto& m : select_labs(tc, c.labs)) {
     if (!m.files.count(o.backend)) continue;
@@ -294,24 +303,30 @@ void add_grade_command(CLI::App& app, CheckOptions& o, GradeCommand& c) {
   grade_cmd->add_option("--lab", o.labs, "grade only this lab (repeatable; default: every lab)");
   grade_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
   grade_cmd->add_option("--device", o.device, "device index or part of its name");
-  grade_cmd->add_option("--jobs", c.options.jobs,
-                        "submissions graded at once; each gets its own GPU when there are several (default: CUDA 3 per "
-                        "GPU, at most one per 4 cores; OpenCL 1)")
+  grade_cmd
+      ->add_option("--jobs", c.options.jobs,
+                   "submissions graded at once; each gets its own GPU when there are several (default: CUDA 3 per "
+                   "GPU, at most one per 4 cores; OpenCL 1)")
       ->check(CLI::Range(1, 256));
   grade_cmd->add_flag("--force", c.options.force, "regrade students whose submission and grader are unchanged");
   grade_cmd->add_flag("--calibrate", c.options.calibrate,
                       "first run the reference solutions here and record their ratios (OUT/calibration.json)");
   grade_cmd->add_option("--seed", o.seed, "one seed for every student (default: a fresh seed each, recorded)");
-  grade_cmd->add_option("--timeout", o.timeout, "seconds without progress before a lab is killed (default: the manifest's)");
+  grade_cmd->add_option("--timeout", o.timeout,
+                        "seconds without progress before a lab is killed (default: the manifest's)");
   grade_cmd->add_option("--time-limit", c.options.lab_time_limit_s, "seconds one lab of one student may run in all")
       ->capture_default_str();
-  grade_cmd->add_option("--memory", c.options.memory_gib, "GiB of memory a submission's processes may use")->capture_default_str();
-  grade_cmd->add_option("--processes", c.options.processes, "processes and threads a submission may start")->capture_default_str();
-  grade_cmd->add_option("--output-limit", c.options.output_mib, "MiB a submission may print or write to one file")->capture_default_str();
+  grade_cmd->add_option("--memory", c.options.memory_gib, "GiB of memory a submission's processes may use")
+      ->capture_default_str();
+  grade_cmd->add_option("--processes", c.options.processes, "processes and threads a submission may start")
+      ->capture_default_str();
+  grade_cmd->add_option("--output-limit", c.options.output_mib, "MiB a submission may print or write to one file")
+      ->capture_default_str();
   grade_cmd->add_flag("--quiet", c.options.quiet, "print only the summary");
-  grade_cmd->add_flag("--sanitize", c.options.sanitize,
-                      "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "
-                      "access, a barrier not every thread reaches or a read of uninitialised memory scores the task zero");
+  grade_cmd->add_flag(
+      "--sanitize", c.options.sanitize,
+      "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "
+      "access, a barrier not every thread reaches or a read of uninitialised memory scores the task zero");
 }
 
 struct AuditCommand {
@@ -321,7 +336,8 @@ struct AuditCommand {
 
 void add_audit_command(CLI::App& app, CheckOptions& o, AuditCommand& a) {
   auto* audit_cmd = app.add_subcommand(
-      "audit", "mutation audit: grade mutants of each lab's reference solution (plausible mistakes) and list survivors");
+      "audit",
+      "mutation audit: grade mutants of each lab's reference solution (plausible mistakes) and list survivors");
   audit_cmd->add_option("--lab", o.labs, "audit only this lab (repeatable; default: every lab)");
   audit_cmd->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
   audit_cmd->add_option("--device", o.device, "device index or part of its name");
@@ -330,7 +346,10 @@ void add_audit_command(CLI::App& app, CheckOptions& o, AuditCommand& a) {
   audit_cmd->add_flag("--correctness-only", a.correctness_only,
                       "no timing cases or thresholds (the default on a CPU device; mutants that only timing kills are "
                       "then listed as not detectable)");
-  audit_cmd->add_option("--jobs", a.jobs, "mutants graded at once (default 2; their timed runs still take the device one at a time)")->check(CLI::Range(1, 64));
+  audit_cmd
+      ->add_option("--jobs", a.jobs,
+                   "mutants graded at once (default 2; their timed runs still take the device one at a time)")
+      ->check(CLI::Range(1, 64));
 }
 
 struct SimilarityCommand {
@@ -383,7 +402,8 @@ int main(int argc, char** argv) {
   CheckOptions o;
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("--source", o.source, "folder with the lab folders to grade (default: labs/ of the repository)");
-    sub->add_option("--lab", o.labs, "lab to run: its folder (02-transpose), name (transpose) or number (2); default: all");
+    sub->add_option("--lab", o.labs,
+                    "lab to run: its folder (02-transpose), name (transpose) or number (2); default: all");
     sub->add_option("--backend", o.backend, "cuda or opencl (default: CUDA when a CUDA device is usable)");
   };
   auto* check_cmd = app.add_subcommand("check", "build the labs, run every task and report");
@@ -391,13 +411,15 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--task", o.tasks, "only this task (repeatable)");
   check_cmd->add_option("--device", o.device, "device index or part of its name (see `gpulab devices`)");
   check_cmd->add_option("--seed", o.seed, "seed of the random inputs, to reproduce a run");
-  check_cmd->add_option("--timeout", o.timeout, "seconds without progress before a lab is killed (default: the manifest's)");
+  check_cmd->add_option("--timeout", o.timeout,
+                        "seconds without progress before a lab is killed (default: the manifest's)");
   check_cmd->add_option("--json", o.json, "where to write the JSON report");
   check_cmd->add_flag("--recalibrate", o.recalibrate,
                       "measure the calibrations afresh instead of taking those cached in the last 10 minutes");
-  check_cmd->add_flag("--sanitize", o.sanitize,
-                      "CUDA: run each task's correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, "
-                      "initcheck) instead of the check: races, out-of-bounds accesses, barriers not every thread reaches");
+  check_cmd->add_flag(
+      "--sanitize", o.sanitize,
+      "CUDA: run each task's correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, "
+      "initcheck) instead of the check: races, out-of-bounds accesses, barriers not every thread reaches");
   auto* build_cmd = app.add_subcommand("build", "only compile and link the student files");
   add_common(build_cmd);
   app.add_subcommand("devices", "list the CUDA and OpenCL devices");
@@ -410,7 +432,8 @@ int main(int argc, char** argv) {
   add_similarity_command(app, o, similarity_command);
 
   std::string release_out;
-  auto* release_cmd = app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
+  auto* release_cmd =
+      app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
   release_cmd->add_option("--out", release_out, "an empty or new folder")->required();
   CLI11_PARSE(app, argc, argv);
 

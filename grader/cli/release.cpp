@@ -34,9 +34,10 @@ std::string git_output(const fs::path& repo, const std::string& arguments) {
   const auto [status, output] = run_command("git -C " + shell_quote(repo.string()) + " " + arguments + " 2>&1");
   if (status == -1) throw std::runtime_error("cannot start git to read the repository: install git");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error(fmt::format("`git {}` failed in {} ({}): the release is made of the last commit, so "
-                                         "git must work there (commit the course first, or fix the checkout)",
-                                         arguments, repo.string(), output.substr(0, 300)));
+    throw std::runtime_error(
+        fmt::format("`git {}` failed in {} ({}): the release is made of the last commit, so "
+                    "git must work there (commit the course first, or fix the checkout)",
+                    arguments, repo.string(), output.substr(0, 300)));
   return output;
 }
 
@@ -92,13 +93,14 @@ std::vector<fs::path> files_under(const fs::path& root, bool skip_build_and_dot_
 void require_empty_or_absent(const fs::path& out) {
   if (!fs::exists(fs::symlink_status(out))) return;
   if (!fs::is_directory(out))
-    throw std::runtime_error(fmt::format("{} exists and is not a folder: give the student release a new or empty folder",
-                                         out.string()));
+    throw std::runtime_error(
+        fmt::format("{} exists and is not a folder: give the student release a new or empty folder", out.string()));
   if (!fs::is_empty(out))
-    throw std::runtime_error(fmt::format("{} is not empty: the student release goes into a new or empty folder, so "
-                                         "that nothing else ends up in the students' repository; choose another "
-                                         "folder or empty this one",
-                                         out.string()));
+    throw std::runtime_error(
+        fmt::format("{} is not empty: the student release goes into a new or empty folder, so "
+                    "that nothing else ends up in the students' repository; choose another "
+                    "folder or empty this one",
+                    out.string()));
 }
 
 // Writes the released lab.toml and proves it: it loads, has no hidden case, and has exactly the
@@ -156,8 +158,8 @@ void write_release_files(const fs::path& root, const std::vector<fs::path>& file
         const int removed = release_manifest(source, target, relative);
         summary.hidden_cases_removed += removed;
         if (removed > 0)
-          summary.manifests_changed.push_back(fmt::format("{}: {} hidden case{} removed", relative.string(), removed,
-                                                          removed == 1 ? "" : "s"));
+          summary.manifests_changed.push_back(
+              fmt::format("{}: {} hidden case{} removed", relative.string(), removed, removed == 1 ? "" : "s"));
       } else {
         fs::copy_file(source, target);  // with its permissions: scripts stay executable
       }
@@ -190,9 +192,10 @@ std::string remove_hidden_case_blocks(const std::string& toml_text, const std::v
     if (std::regex_match(lines[i].substr(0, lines[i].find_last_not_of("\r\n") + 1), kCasesHeader))
       case_headers.push_back(i);
   if (case_headers.size() != hidden.size())
-    throw std::runtime_error(fmt::format("found {} [[cases]] headers for {} cases: write each case as a [[cases]] "
-                                         "block of its own (not an inline array)",
-                                         case_headers.size(), hidden.size()));
+    throw std::runtime_error(
+        fmt::format("found {} [[cases]] headers for {} cases: write each case as a [[cases]] "
+                    "block of its own (not an inline array)",
+                    case_headers.size(), hidden.size()));
 
   std::vector<bool> removed(lines.size(), false);
   for (std::size_t b = 0; b < case_headers.size(); ++b) {
@@ -244,18 +247,20 @@ ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& ou
 }
 
 std::string describe(const ReleaseSummary& s) {
-  std::string text =
-      s.from_git ? fmt::format("student release: {} files written to {} (the files of the last commit, {})\n",
-                               s.files_written, s.out.string(), s.commit)
-                 : fmt::format("student release: {} files written to {} (the files of the folder, without build/ and "
+  std::string text = s.from_git
+                         ? fmt::format("student release: {} files written to {} (the files of the last commit, {})\n",
+                                       s.files_written, s.out.string(), s.commit)
+                         : fmt::format(
+                               "student release: {} files written to {} (the files of the folder, without build/ and "
                                "dot folders)\n",
                                s.files_written, s.out.string());
   if (!s.uncommitted.empty())
-    text += fmt::format("not released: the uncommitted changes to {} file{} ({}{}); commit them and release again if "
-                        "students should have them\n",
-                        s.uncommitted.size(), s.uncommitted.size() == 1 ? "" : "s",
-                        fmt::join(s.uncommitted.begin(), s.uncommitted.begin() + std::min<std::size_t>(5, s.uncommitted.size()), ", "),
-                        s.uncommitted.size() > 5 ? ", ..." : "");
+    text += fmt::format(
+        "not released: the uncommitted changes to {} file{} ({}{}); commit them and release again if "
+        "students should have them\n",
+        s.uncommitted.size(), s.uncommitted.size() == 1 ? "" : "s",
+        fmt::join(s.uncommitted.begin(), s.uncommitted.begin() + std::min<std::size_t>(5, s.uncommitted.size()), ", "),
+        s.uncommitted.size() > 5 ? ", ..." : "");
   text += fmt::format("left out: solutions/ and tests/fixtures/ ({} files), and {} hidden case{}\n", s.files_left_out,
                       s.hidden_cases_removed, s.hidden_cases_removed == 1 ? "" : "s");
   for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);

@@ -41,9 +41,15 @@ bool RunSummary::all_passed() const {
 }
 
 nlohmann::json to_json(const RunSummary& run) {
-  return {{"source", run.source},       {"backend", run.backend},         {"seed", run.seed},
-          {"labs", run.labs},           {"points", run.points()},         {"max_points", run.max_points()},
-          {"tasks_passed", run.tasks_passed()}, {"tasks_total", run.tasks_total()}, {"passed", run.all_passed()}};
+  return {{"source", run.source},
+          {"backend", run.backend},
+          {"seed", run.seed},
+          {"labs", run.labs},
+          {"points", run.points()},
+          {"max_points", run.max_points()},
+          {"tasks_passed", run.tasks_passed()},
+          {"tasks_total", run.tasks_total()},
+          {"passed", run.all_passed()}};
 }
 
 void from_json(const nlohmann::json& j, RunSummary& run) {
@@ -72,13 +78,10 @@ class Painter {
 
 fmt::text_style style_of(Status s) {
   switch (s) {
-    case Status::passed:
-      return fg(fmt::terminal_color::green);
+    case Status::passed: return fg(fmt::terminal_color::green);
     case Status::not_implemented:
-    case Status::not_run:
-      return fg(fmt::terminal_color::yellow);
-    default:
-      return fg(fmt::terminal_color::red);
+    case Status::not_run: return fg(fmt::terminal_color::yellow);
+    default: return fg(fmt::terminal_color::red);
   }
 }
 
@@ -91,12 +94,10 @@ std::string indent(const std::string& text, const std::string& prefix) {
 
 // ", device copy 2926 GB/s, cuBLAS SGEMM 51200 GFLOP/s, naive kernel 5300 GFLOP/s"
 std::string describe_calibration(const Calibration& cal) {
-  static const std::vector<std::pair<std::string, std::string>> names{{"copy", "device copy"},
-                                                                      {"library", ""},
-                                                                      {"peak", "FP32 peak (estimated)"},
-                                                                      {"naive", "naive kernel"},
-                                                                      {"cpu_1core", "CPU 1 core"},
-                                                                      {"cpu_all_cores", "CPU all cores"}};
+  static const std::vector<std::pair<std::string, std::string>> names{
+      {"copy", "device copy"},           {"library", ""},
+      {"peak", "FP32 peak (estimated)"}, {"naive", "naive kernel"},
+      {"cpu_1core", "CPU 1 core"},       {"cpu_all_cores", "CPU all cores"}};
   std::string out;
   for (const auto& [key, name] : names)
     if (auto it = cal.rates.find(key); it != cal.rates.end())
@@ -111,8 +112,8 @@ std::string describe_calibration(const Calibration& cal) {
 std::string describe_measured(const Calibration& cal, double now) {
   if (!cal.measured_at) return {};
   const double age = std::max(0.0, now - *cal.measured_at);
-  const std::string when = age >= 3600        ? fmt::format("{:.1f} h ago", age / 3600)
-                           : age >= 60        ? fmt::format("{:.0f} min ago", std::floor(age / 60))
+  const std::string when = age >= 3600          ? fmt::format("{:.1f} h ago", age / 3600)
+                           : age >= 60          ? fmt::format("{:.0f} min ago", std::floor(age / 60))
                            : cal.origin.empty() ? "now"
                                                 : fmt::format("{:.0f} s ago", std::floor(age));
   const std::string by = cal.origin == "cache"   ? "cached, measured "
@@ -121,7 +122,9 @@ std::string describe_measured(const Calibration& cal, double now) {
   return ", " + by + when;
 }
 
-std::string number(double v) { return v == static_cast<long long>(v) ? fmt::format("{}", static_cast<long long>(v)) : fmt::format("{:.1f}", v); }
+std::string number(double v) {
+  return v == static_cast<long long>(v) ? fmt::format("{}", static_cast<long long>(v)) : fmt::format("{:.1f}", v);
+}
 
 // One task's row of a lab's table: cases, time, rate, every ratio, the bound, the result and points.
 std::string task_row(const TaskResult& t, const std::vector<const Metric*>& columns, const Painter& paint) {
@@ -182,7 +185,8 @@ std::string render_report(const RunSummary& run, bool color) {
   for (const auto& lab : run.labs) {
     out += "\n" + paint(fmt::format("{} · {}", lab.id, lab.title), bold);
     const Calibration& cal = lab.calibration;
-    out += fmt::format("  [{}{}{}]\n", lab.backend, describe_calibration(cal), describe_measured(cal, unix_seconds_now()));
+    out +=
+        fmt::format("  [{}{}{}]\n", lab.backend, describe_calibration(cal), describe_measured(cal, unix_seconds_now()));
     // A column for every ratio this run could compute.
     std::vector<const Metric*> columns;
     for (const auto& m : metrics())
@@ -198,8 +202,9 @@ std::string render_report(const RunSummary& run, bool color) {
     if (!problems.empty()) out += "\n" + problems;
     out += render_warnings(lab.warnings, color);
     if (std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.borderline; }))
-      out += "  ~ borderline: the ratio ended within 5% of its threshold after being measured again; a loaded "
-             "machine can tip it either way\n";
+      out +=
+          "  ~ borderline: the ratio ended within 5% of its threshold after being measured again; a loaded "
+          "machine can tip it either way\n";
     if (!lab.pictures_dir.empty())
       out += fmt::format("  pictures (input, yours, reference, and the difference where they differ): {}/\n",
                          lab.pictures_dir);
@@ -211,10 +216,11 @@ std::string render_report(const RunSummary& run, bool color) {
   }
   const bool ok = run.all_passed();
   const double bonus = std::max(0.0, run.points() - run.max_points());
-  out += "\n" + paint(fmt::format("{}: {} of {} tasks passed, {} of {} points{}", ok ? "PASSED" : "FAILED",
-                                  run.tasks_passed(), run.tasks_total(), number(run.points()), number(run.max_points()),
-                                  bonus > 0 ? " (bonus included)" : ""),
-                      bold | fg(ok ? fmt::terminal_color::green : fmt::terminal_color::red)) +
+  out += "\n" +
+         paint(fmt::format("{}: {} of {} tasks passed, {} of {} points{}", ok ? "PASSED" : "FAILED", run.tasks_passed(),
+                           run.tasks_total(), number(run.points()), number(run.max_points()),
+                           bonus > 0 ? " (bonus included)" : ""),
+               bold | fg(ok ? fmt::terminal_color::green : fmt::terminal_color::red)) +
          "\n";
   return out;
 }

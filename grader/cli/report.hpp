@@ -12,7 +12,7 @@
 namespace gpulab::cli {
 
 struct RunSummary {
-  std::string source;        // the folder graded
+  std::string source;  // the folder graded
   std::string backend;
   std::uint64_t seed = 0;
   std::vector<LabRun> labs;

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -34,8 +34,16 @@ namespace {
 // What the child keeps of the grader's environment: tools, locale, and the settings that pick and
 // configure the GPU and OpenCL drivers.
 bool passes_through(const std::string& name) {
-  static const char* exact[] = {"PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME",
-                                "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "OPENCL_VENDOR_PATH", "NO_COLOR"};
+  static const char* exact[] = {"PATH",
+                                "LANG",
+                                "LC_ALL",
+                                "LD_LIBRARY_PATH",
+                                "CUDA_VISIBLE_DEVICES",
+                                "CUDA_HOME",
+                                "OCL_ICD_VENDORS",
+                                "OCL_ICD_FILENAMES",
+                                "OPENCL_VENDOR_PATH",
+                                "NO_COLOR"};
   for (const char* e : exact)
     if (name == e) return true;
   return name.rfind("POCL_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0 || name.rfind("GPULAB_", 0) == 0;
@@ -47,7 +55,8 @@ std::vector<std::string> child_environment(const SandboxSpec& spec) {
     for (char** e = environ; *e; ++e) {
       const std::string entry = *e;
       const auto eq = entry.find('=');
-      if (eq != std::string::npos && passes_through(entry.substr(0, eq))) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+      if (eq != std::string::npos && passes_through(entry.substr(0, eq)))
+        env[entry.substr(0, eq)] = entry.substr(eq + 1);
     }
     if (!spec.scratch.empty()) {
       const std::string home = (spec.scratch / "home").string(), tmp = (spec.scratch / "tmp").string();
@@ -71,10 +80,27 @@ std::vector<std::string> child_environment(const SandboxSpec& spec) {
 }
 
 std::vector<std::string> bubblewrap_prefix(const Isolation& iso, const SandboxSpec& spec) {
-  std::vector<std::string> a{iso.bubblewrap_path, "--die-with-parent", "--new-session", "--unshare-net",
-                             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "gpulab-sandbox",
-                             "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--size", "268435456", "--tmpfs",
-                             "/dev/shm", "--proc", "/proc"};
+  std::vector<std::string> a{iso.bubblewrap_path,
+                             "--die-with-parent",
+                             "--new-session",
+                             "--unshare-net",
+                             "--unshare-pid",
+                             "--unshare-ipc",
+                             "--unshare-uts",
+                             "--hostname",
+                             "gpulab-sandbox",
+                             "--ro-bind",
+                             "/",
+                             "/",
+                             "--dev-bind",
+                             "/dev",
+                             "/dev",
+                             "--size",
+                             "268435456",
+                             "--tmpfs",
+                             "/dev/shm",
+                             "--proc",
+                             "/proc"};
   // A tmpfs that hides a folder is writable and its pages are not in anyone's resident memory: keep
   // it small (shared memory above gets 256 MiB).
   auto add = [&](const char* option, const fs::path& p) {
@@ -92,7 +118,8 @@ std::vector<std::string> bubblewrap_prefix(const Isolation& iso, const SandboxSp
   for (const auto& p : spec.hidden) add("--tmpfs", p);
   for (const auto& p : spec.visible) add_bind("--ro-bind", p);
   for (const auto& p : spec.writable) add_bind("--bind", p);
-  if (!spec.scratch.empty()) a.insert(a.end(), {"--bind", spec.scratch.string(), spec.scratch.string(), "--chdir", spec.scratch.string()});
+  if (!spec.scratch.empty())
+    a.insert(a.end(), {"--bind", spec.scratch.string(), spec.scratch.string(), "--chdir", spec.scratch.string()});
   a.push_back("--");
   return a;
 }
@@ -121,8 +148,10 @@ std::map<pid_t, ProcessInfo> process_table() {
     fields >> state >> info.ppid;
     std::string skip;
     for (int field = 5; field <= 23 && fields; ++field) {
-      if (field == 20) fields >> info.threads;
-      else fields >> skip;
+      if (field == 20)
+        fields >> info.threads;
+      else
+        fields >> skip;
     }
     fields >> info.rss_pages;  // field 24
     struct ::stat st;
@@ -345,9 +374,20 @@ Isolation detect_isolation() {
   if (iso.bubblewrap_path.empty()) {
     iso.why_no_bubblewrap = "bwrap is not installed (Debian package bubblewrap)";
   } else {
-    const std::vector<std::string> probe{iso.bubblewrap_path, "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev",
-                                         "--proc", "/proc", "--unshare-net", "--unshare-pid", "--die-with-parent",
-                                         "--", "/bin/true"};
+    const std::vector<std::string> probe{iso.bubblewrap_path,
+                                         "--ro-bind",
+                                         "/",
+                                         "/",
+                                         "--dev-bind",
+                                         "/dev",
+                                         "/dev",
+                                         "--proc",
+                                         "/proc",
+                                         "--unshare-net",
+                                         "--unshare-pid",
+                                         "--die-with-parent",
+                                         "--",
+                                         "/bin/true"};
     if (root && succeeds(probe, kProbeUser)) {
       iso.bubblewrap = iso.own_user = true;
     } else if (succeeds(probe, std::nullopt)) {
@@ -396,7 +436,8 @@ int input_pipe(const std::string& input) {
   if (input.empty()) return -1;
   if (input.size() > 4096) throw std::invalid_argument("a child's input is limited to 4096 bytes");
   int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
+  if (::pipe2(ends, O_CLOEXEC) != 0)
+    throw std::runtime_error(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
   const bool written = ::write(ends[1], input.data(), input.size()) == static_cast<ssize_t>(input.size());
   ::close(ends[1]);
   if (!written) {
@@ -479,8 +520,14 @@ class ChildWatch {
 
   ChildWatch(pid_t pid, const Limits& limits, const SandboxSpec& spec, const fs::path& progress_file,
              clock::time_point start)
-      : pid_(pid), limits_(limits), spec_(spec), progress_file_(progress_file), start_(start),
-        last_progress_(start), last_memory_check_(start - std::chrono::seconds(1)), last_disk_check_(start) {}
+      : pid_(pid),
+        limits_(limits),
+        spec_(spec),
+        progress_file_(progress_file),
+        start_(start),
+        last_progress_(start),
+        last_memory_check_(start - std::chrono::seconds(1)),
+        last_disk_check_(start) {}
 
   // Sets exit.killed_for when the command broke a limit by `now`.
   void poll(clock::time_point now, ChildExit& exit) {

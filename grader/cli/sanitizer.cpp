@@ -90,8 +90,9 @@ std::string race_kind(const Record& r) {
   const std::string first = m[1];
   for (const auto& line : r.body)
     if (std::regex_search(line, m, second_access))
-      return first == "Write" && m[1] == "Write" ? "shared-memory data race (two writes, no barrier between them)"
-                                                 : "shared-memory data race (a write and a read, no barrier between them)";
+      return first == "Write" && m[1] == "Write"
+                 ? "shared-memory data race (two writes, no barrier between them)"
+                 : "shared-memory data race (a write and a read, no barrier between them)";
   return "shared-memory data race";
 }
 
@@ -101,12 +102,17 @@ std::pair<std::string, std::string> classify(const std::string& tool, const Reco
   const std::string& head = r.head;
   std::smatch m;
   if (std::regex_search(head, m, access)) {
-    const std::string space = m[1] == "__global__" ? "global" : m[1] == "__shared__" ? "shared-memory" : m[1] == "__local__" ? "local (stack)" : std::string(m[1]);
-    return {fmt::format("out-of-bounds {} {}", space, std::string(m[2])), m[1] == "__shared__" ? kConceptShared : kConceptBounds};
+    const std::string space = m[1] == "__global__"   ? "global"
+                              : m[1] == "__shared__" ? "shared-memory"
+                              : m[1] == "__local__"  ? "local (stack)"
+                                                     : std::string(m[1]);
+    return {fmt::format("out-of-bounds {} {}", space, std::string(m[2])),
+            m[1] == "__shared__" ? kConceptShared : kConceptBounds};
   }
   if (head.find("isaligned") != std::string::npos)
-    return {"misaligned memory access", "vector loads and stores (float2, float4) need addresses that are multiples "
-                                        "of their size: a row that does not start on such a multiple needs scalar accesses"};
+    return {"misaligned memory access",
+            "vector loads and stores (float2, float4) need addresses that are multiples "
+            "of their size: a row that does not start on such a multiple needs scalar accesses"};
   if (tool == "racecheck" && head.find("Race reported") != std::string::npos) return {race_kind(r), kConceptRace};
   if (tool == "racecheck" && head.find("hazard") != std::string::npos && head.find("SUMMARY") == std::string::npos)
     return {"shared-memory data race", kConceptRace};
@@ -159,7 +165,8 @@ bool in_student_code(const SanitizerFinding& f, const fs::path& student_dir, con
   if (!f.file.empty()) {
     const fs::path path = fs::path(f.file).lexically_normal();
     for (const auto& name : files) {
-      if (path.is_absolute() ? path == (student_dir / name).lexically_normal() : path.filename() == fs::path(name).filename())
+      if (path.is_absolute() ? path == (student_dir / name).lexically_normal()
+                             : path.filename() == fs::path(name).filename())
         return true;
     }
     return false;
@@ -196,7 +203,8 @@ std::string find_compute_sanitizer(const std::string& nvcc) {
   const char* path = std::getenv("PATH");
   std::istringstream dirs(path ? path : "/usr/bin:/bin");
   for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && fs::exists(fs::path(dir) / "compute-sanitizer")) return (fs::path(dir) / "compute-sanitizer").string();
+    if (!dir.empty() && fs::exists(fs::path(dir) / "compute-sanitizer"))
+      return (fs::path(dir) / "compute-sanitizer").string();
   for (const char* known : {"/usr/local/cuda/bin/compute-sanitizer", "/opt/cuda/bin/compute-sanitizer"})
     if (fs::exists(known)) return known;
   return {};
@@ -204,13 +212,15 @@ std::string find_compute_sanitizer(const std::string& nvcc) {
 
 SanitizerGate make_sanitizer_gate(const Toolchain& tc, const std::string& backend) {
   if (backend != "cuda")
-    throw std::invalid_argument("SANITIZE=1 runs NVIDIA's compute-sanitizer, which needs the CUDA backend (BACKEND=cuda on "
-                                "an NVIDIA GPU); on OpenCL every check already runs the static barrier check");
+    throw std::invalid_argument(
+        "SANITIZE=1 runs NVIDIA's compute-sanitizer, which needs the CUDA backend (BACKEND=cuda on "
+        "an NVIDIA GPU); on OpenCL every check already runs the static barrier check");
   SanitizerGate gate;
   gate.sanitizer = find_compute_sanitizer(tc.config.contains("cuda") ? tc.config["cuda"].value("nvcc", "") : "");
   if (gate.sanitizer.empty())
-    throw std::runtime_error("SANITIZE=1 needs compute-sanitizer, which comes with the CUDA toolkit (next to nvcc, or on "
-                             "PATH); it was not found");
+    throw std::runtime_error(
+        "SANITIZE=1 needs compute-sanitizer, which comes with the CUDA toolkit (next to nvcc, or on "
+        "PATH); it was not found");
   return gate;
 }
 
@@ -234,7 +244,7 @@ ToolRun run_tool(const RunRequest& base, const SanitizerGate& gate, const std::s
   fs::create_directories(r.work_dir);
   if (r.sandbox.user) give_to_user(r.work_dir, *r.sandbox.user);  // the tool writes its log there
   const fs::path log = r.work_dir / "sanitizer.log";
-  r.wrapper = {gate.sanitizer, "--tool", tool, "--log-file", log.string(), "--print-limit", "20",
+  r.wrapper = {gate.sanitizer,        "--tool", tool, "--log-file", log.string(), "--print-limit", "20",
                "--report-api-errors", "no"};
   // An instrumented launch is many times slower; the runner still reports after every launch.
   r.timeout_s = 5 * base.timeout_s.value_or(base.manifest->timeout_s);
@@ -267,7 +277,8 @@ TaskResult gate_result(const std::string& task, const std::vector<const ToolRun*
         harness.push_back(text);
       } else if (std::find(found.begin(), found.end(), text) == found.end()) {
         found.push_back(text);
-        found.back() += fmt::format("\n    look at {}{}", f.advice, f.thread.empty() ? "" : fmt::format("\n    first seen: {}", f.thread));
+        found.back() += fmt::format("\n    look at {}{}", f.advice,
+                                    f.thread.empty() ? "" : fmt::format("\n    first seen: {}", f.thread));
       }
     }
   const ToolRun* failed = nullptr;
@@ -284,7 +295,8 @@ TaskResult gate_result(const std::string& task, const std::vector<const ToolRun*
     result.message = fmt::format("under compute-sanitizer {}: {}", failed->tool, result.message);
   } else {
     result.status = Status::passed;
-    result.message = fmt::format("no finding of compute-sanitizer {} in {} cases", fmt::join(gate.tools, ", "), result.cases_total);
+    result.message =
+        fmt::format("no finding of compute-sanitizer {} in {} cases", fmt::join(gate.tools, ", "), result.cases_total);
   }
   if (!harness.empty())
     result.details += fmt::format("{}not counted, in the grader's own code: {}", result.details.empty() ? "" : "\n",
@@ -321,7 +333,8 @@ LabRun sanitize_lab(const RunRequest& base, const SanitizerGate& gate) {
 void apply_sanitizer_gate(LabRun& graded, const LabRun& gate) {
   if (!gate.grader_failure.empty() && graded.grader_failure.empty()) graded.grader_failure = gate.grader_failure;
   for (auto& t : graded.tasks) {
-    const auto g = std::find_if(gate.tasks.begin(), gate.tasks.end(), [&](const TaskResult& r) { return r.task == t.task; });
+    const auto g =
+        std::find_if(gate.tasks.begin(), gate.tasks.end(), [&](const TaskResult& r) { return r.task == t.task; });
     if (g == gate.tasks.end() || t.status != Status::passed) continue;
     if (g->status == Status::unsafe_code) {
       t.status = Status::unsafe_code;

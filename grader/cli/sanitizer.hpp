@@ -15,16 +15,16 @@
 namespace gpulab::cli {
 
 struct SanitizerFinding {
-  std::string tool;      // memcheck, racecheck, synccheck, initcheck
-  std::string kind;      // "out-of-bounds global write", "shared-memory read-after-write hazard", ...
-  std::string report;    // the tool's own first line
-  std::string kernel;    // the kernel's name, without its parameters
-  std::string file;      // where the access is, as the tool names it (a path)
+  std::string tool;    // memcheck, racecheck, synccheck, initcheck
+  std::string kind;    // "out-of-bounds global write", "shared-memory read-after-write hazard", ...
+  std::string report;  // the tool's own first line
+  std::string kernel;  // the kernel's name, without its parameters
+  std::string file;    // where the access is, as the tool names it (a path)
   int line = 0;
   std::string other_file;  // a race's second access
   int other_line = 0;
-  std::string thread;      // "thread (32,0,0) in block (3,0,0)", when the tool says
-  std::string advice;      // what to look at, for a student
+  std::string thread;  // "thread (32,0,0) in block (3,0,0)", when the tool says
+  std::string advice;  // what to look at, for a student
 };
 
 // The findings in a compute-sanitizer log (its --log-file), in order, one per distinct place.
@@ -45,7 +45,7 @@ std::string describe(const SanitizerFinding& finding, const std::filesystem::pat
 std::string find_compute_sanitizer(const std::string& nvcc);
 
 struct SanitizerGate {
-  std::string sanitizer;                  // compute-sanitizer's path
+  std::string sanitizer;  // compute-sanitizer's path
   std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};
   std::vector<std::string> student_files;  // the lab's files for the backend, relative to the lab folder
   std::string shown_dir;                   // how reports name the lab folder ("02-transpose")

@@ -32,7 +32,8 @@ std::string code_only(const std::string& source, bool blank_strings = false) {
         } else if (ch == '"' && i > 0 && out[i - 1] == 'R') {
           // A raw string R"delim( ... )delim": no escapes, may span lines.
           const auto open = out.find('(', i);
-          const std::string end = ")" + (open == std::string::npos ? std::string() : out.substr(i + 1, open - i - 1)) + "\"";
+          const std::string end =
+              ")" + (open == std::string::npos ? std::string() : out.substr(i + 1, open - i - 1)) + "\"";
           const auto close = open == std::string::npos ? std::string::npos : out.find(end, open);
           const std::size_t stop = close == std::string::npos ? out.size() : close + end.size();
           if (blank_strings)
@@ -102,7 +103,8 @@ std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::v
       for (std::size_t at = row.find(p); at != std::string_view::npos; at = row.find(p, at + 1)) {
         const bool starts = !identifier_char(p.front()) || at == 0 || !identifier_char(row[at - 1]);
         const std::size_t after = at + p.size();
-        const bool ends = !whole_words || !identifier_char(p.back()) || after >= row.size() || !identifier_char(row[after]);
+        const bool ends =
+            !whole_words || !identifier_char(p.back()) || after >= row.size() || !identifier_char(row[after]);
         if (starts && ends) {
           out.push_back({line, patterns[i]});
           break;
@@ -166,7 +168,8 @@ std::optional<ScanRefusal> scan_sources(const Manifest& manifest, const std::vec
     };
     const bool host_only = fs::path(f).extension() == ".cpp";
     const Scan scans[] = {
-        {find_forbidden(text, manifest.forbidden), "which this lab forbids: the point is to write the kernels yourself"},
+        {find_forbidden(text, manifest.forbidden),
+         "which this lab forbids: the point is to write the kernels yourself"},
         {find_forbidden(text, host_calls_forbidden_everywhere(), true),
          "which no lab may call: lab code computes on the device and touches no files, processes, threads or network"},
         {find_escaping_includes(text), "include only the lab's headers and the harness's (gpulab/...) by name"},
@@ -176,8 +179,8 @@ std::optional<ScanRefusal> scan_sources(const Manifest& manifest, const std::vec
       if (scan.uses.empty()) continue;
       std::string log;
       for (const auto& u : scan.uses) log += fmt::format("{}:{}: forbidden: {}\n", where, u.line, u.what);
-      return ScanRefusal{fmt::format("{}:{} uses {}, {}", where, scan.uses.front().line, scan.uses.front().what, scan.why),
-                         log};
+      return ScanRefusal{
+          fmt::format("{}:{} uses {}, {}", where, scan.uses.front().line, scan.uses.front().what, scan.why), log};
     }
   }
   return std::nullopt;

@@ -54,9 +54,7 @@ std::string link_hint(const std::string& log) {
 std::string trim_compiler_output(const std::string& output, const std::string& strip_prefix, std::size_t max_lines) {
   std::istringstream in(output);
   std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(replace_all(line, strip_prefix));
-  }
+  for (std::string line; std::getline(in, line);) { lines.push_back(replace_all(line, strip_prefix)); }
   // Start at the first error, so warnings before it do not push it off the screen.
   std::size_t first = 0;
   for (std::size_t i = 0; i < lines.size(); ++i)
@@ -85,9 +83,10 @@ BuildResult refusal(std::string message, std::string log) {
 // What the allowlist says about one compiled file: the headers the compiler included, the symbols
 // the object references, and system call instructions in its host code. Adds the file's contract
 // functions (the only symbols the student library exports) to `exports`.
-std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
-                                          const fs::path& shown, const fs::path& object, const fs::path& depfile,
-                                          const CommandRunner& execute, std::vector<std::string>& exports) {
+std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Manifest& manifest,
+                                          const std::string& backend, const fs::path& shown, const fs::path& object,
+                                          const fs::path& depfile, const CommandRunner& execute,
+                                          std::vector<std::string>& exports) {
   const fs::path lists = toolchain.repo / "grader" / "allowlist";
   auto header_patterns = load_header_patterns(lists / "headers.txt");
   header_patterns.insert(header_patterns.end(), manifest.forbidden_headers.begin(), manifest.forbidden_headers.end());
@@ -99,11 +98,13 @@ std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Mani
   const auto headers = refused_headers(included, header_patterns, toolchain.repo / "common" / "include");
   if (!headers.empty()) {
     std::string log;
-    for (const auto& h : headers) log += fmt::format("{} includes {} (matches {})\n", shown.string(), h.header, h.pattern);
-    return refusal(fmt::format("{} includes {}, a header no lab file may include: the point is to write the kernels "
-                               "yourself (the refused headers are in grader/allowlist/headers.txt and the lab's lab.toml)",
-                               shown.string(), headers.front().header),
-                   log);
+    for (const auto& h : headers)
+      log += fmt::format("{} includes {} (matches {})\n", shown.string(), h.header, h.pattern);
+    return refusal(
+        fmt::format("{} includes {}, a header no lab file may include: the point is to write the kernels "
+                    "yourself (the refused headers are in grader/allowlist/headers.txt and the lab's lab.toml)",
+                    shown.string(), headers.front().header),
+        log);
   }
   const CommandOutput nm = execute("nm -P " + shell_quote(object.string()));
   if (nm.status != 0) throw std::runtime_error(fmt::format("nm could not read {}: {}", object.string(), nm.output));
@@ -113,11 +114,12 @@ std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Mani
   if (const auto refused = refused_references(symbols, allowlist); !refused.empty()) {
     std::vector<std::string> readable;
     for (const auto& name : refused) readable.push_back(demangle(name));
-    return refusal(fmt::format("{} refers to {}, which a lab file may not use: lab code launches kernels on the "
-                               "device buffers it is given, copies nothing to the host and touches no files, "
-                               "processes, clocks or network (the allowed calls are listed in grader/allowlist/{}.txt)",
-                               shown.string(), fmt::join(readable, ", "), backend),
-                   fmt::format("symbols of {} outside the allowlist: {}", shown.filename().string(), fmt::join(refused, " ")));
+    return refusal(
+        fmt::format("{} refers to {}, which a lab file may not use: lab code launches kernels on the "
+                    "device buffers it is given, copies nothing to the host and touches no files, "
+                    "processes, clocks or network (the allowed calls are listed in grader/allowlist/{}.txt)",
+                    shown.string(), fmt::join(readable, ", "), backend),
+        fmt::format("symbols of {} outside the allowlist: {}", shown.filename().string(), fmt::join(refused, " ")));
   }
   const CommandOutput disassembly = execute("objdump -d --no-show-raw-insn " + shell_quote(object.string()));
   if (disassembly.status != 0)
@@ -157,8 +159,9 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
   // every check, half a second of a re-check with nothing changed.
   if (const std::string wanted = version_script(exports); !fs::exists(script) || read_text(script) != wanted)
     write_text_atomically(wanted, script);
-  std::string command = fmt::format("{} -shared -o {} -Wl,--version-script={} -Wl,-z,defs", cfg["cxx"].get<std::string>(),
-                                    shell_quote(library.string()), shell_quote(script.string()));
+  std::string command =
+      fmt::format("{} -shared -o {} -Wl,--version-script={} -Wl,-z,defs", cfg["cxx"].get<std::string>(),
+                  shell_quote(library.string()), shell_quote(script.string()));
   std::vector<fs::path> inputs{toolchain_file, script};
   for (const auto& o : objects) {
     command += " " + shell_quote(o.string());
@@ -175,9 +178,10 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
   command += join_quoted(backend_cfg["student_link"]);
   if (!up_to_date(library, inputs, command)) {
     fs::remove(library);
-    if (auto failed = link_failure(execute(command), fmt::format("the {} files of {} do not link on their own: they may "
-                                                                 "use only the device runtime and the C/C++ libraries",
-                                                                 backend, manifest.id),
+    if (auto failed = link_failure(execute(command),
+                                   fmt::format("the {} files of {} do not link on their own: they may "
+                                               "use only the device runtime and the C/C++ libraries",
+                                               backend, manifest.id),
                                    strip))
       return failed;
     write_stamp(library, command);
@@ -194,8 +198,9 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
   command += " -Wl,--end-group " + shell_quote(library.string()) + join_quoted(backend_cfg["link"]);
   if (!up_to_date(runner, inputs, command)) {
     fs::remove(runner);
-    if (auto failed = link_failure(execute(command), fmt::format("the {} files of {} do not link with the harness", backend, manifest.id),
-                                   strip))
+    if (auto failed =
+            link_failure(execute(command),
+                         fmt::format("the {} files of {} do not link with the harness", backend, manifest.id), strip))
       return failed;
     write_stamp(runner, command);
   }
@@ -205,8 +210,8 @@ std::optional<BuildResult> link_runner(const Toolchain& toolchain, const Manifes
 // Compiles the student's .cu and .cpp files (kernels in .cl are built by the runner at run time),
 // holds each object to the allowlist, and links the runner.
 BuildResult compile_and_link(const Toolchain& toolchain, const Manifest& manifest, const std::string& backend,
-                             const std::vector<std::string>& files, const fs::path& student_dir, const fs::path& work_dir,
-                             const CommandRunner& execute) {
+                             const std::vector<std::string>& files, const fs::path& student_dir,
+                             const fs::path& work_dir, const CommandRunner& execute) {
   BuildResult result;
   const auto& cfg = toolchain.config;
   fs::create_directories(work_dir);
@@ -230,8 +235,9 @@ BuildResult compile_and_link(const Toolchain& toolchain, const Manifest& manifes
     const fs::path object = work_dir / (source.filename().string() + ".o");
     const fs::path depfile = work_dir / (source.filename().string() + ".d");
     // -MD: the headers the compiler actually included, as a by-product of the one compilation.
-    const std::string command = fmt::format("{}{} -MD -MF {} -c {} -o {}", compiler, join_quoted(cfg["backends"][backend]["include"]),
-                                            shell_quote(depfile.string()), shell_quote(source.string()), shell_quote(object.string()));
+    const std::string command =
+        fmt::format("{}{} -MD -MF {} -c {} -o {}", compiler, join_quoted(cfg["backends"][backend]["include"]),
+                    shell_quote(depfile.string()), shell_quote(source.string()), shell_quote(object.string()));
     std::vector<fs::path> inputs = harness_headers;
     inputs.push_back(source);
     inputs.push_back(toolchain_file);
@@ -272,7 +278,8 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
     return result;
   }
   if (!cfg["labs"].contains(manifest.name + "/" + backend)) {
-    result.message = fmt::format("the harness has no driver for {} ({}): rebuild it after adding the lab", manifest.id, backend);
+    result.message =
+        fmt::format("the harness has no driver for {} ({}): rebuild it after adding the lab", manifest.id, backend);
     return result;
   }
 
@@ -280,8 +287,9 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
   for (const auto& f : files->second)
     if (!fs::exists(student_dir / f)) missing.push_back((student_dir / f).string());
   if (!missing.empty()) {
-    result.message = fmt::format("missing file{}: {} (restore it from the course repository, e.g. with git checkout -- <file>)",
-                                 missing.size() > 1 ? "s" : "", fmt::join(missing, ", "));
+    result.message =
+        fmt::format("missing file{}: {} (restore it from the course repository, e.g. with git checkout -- <file>)",
+                    missing.size() > 1 ? "s" : "", fmt::join(missing, ", "));
     return result;
   }
   if (auto refused = scan_sources(manifest, files->second, student_dir)) return refusal(refused->message, refused->log);

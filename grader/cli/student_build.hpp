@@ -19,10 +19,10 @@ namespace gpulab::cli {
 
 struct BuildResult {
   bool ok = false;
-  bool rejected = false;         // refused by a scan or the allowlist, not a compiler error
-  std::filesystem::path runner;  // the executable, when ok
-  std::string message;           // one line: what failed
-  std::string log;               // the compiler's output, trimmed to the errors
+  bool rejected = false;                // refused by a scan or the allowlist, not a compiler error
+  std::filesystem::path runner;         // the executable, when ok
+  std::string message;                  // one line: what failed
+  std::string log;                      // the compiler's output, trimmed to the errors
   std::vector<SourceWarning> warnings;  // found before compiling; set whether or not the build succeeds
 };
 
@@ -38,6 +38,7 @@ BuildResult build_lab(const Toolchain& toolchain, const Manifest& manifest, cons
 
 // Keeps the lines of compiler output that matter (errors and their context), at most `max_lines`,
 // with absolute paths under `strip_prefix` made relative.
-std::string trim_compiler_output(const std::string& output, const std::string& strip_prefix, std::size_t max_lines = 30);
+std::string trim_compiler_output(const std::string& output, const std::string& strip_prefix,
+                                 std::size_t max_lines = 30);
 
 }  // namespace gpulab::cli

@@ -31,9 +31,10 @@ std::string csv_cell(const std::string& s) {
 // A task whose failure was a hidden case's: what it was, never the case.
 void redact_hidden_failure(TaskResult& t) {
   if (!t.failed_in_hidden_case) return;
-  t.message = fmt::format("{} in a case the course does not publish: test your kernel on more shapes (odd sizes, "
-                          "primes, single rows and columns, large inputs)",
-                          describe(t.status));
+  t.message = fmt::format(
+      "{} in a case the course does not publish: test your kernel on more shapes (odd sizes, "
+      "primes, single rows and columns, large inputs)",
+      describe(t.status));
   t.details.clear();
   t.failed_in_hidden_case = false;  // the message says it now
 }
@@ -113,9 +114,9 @@ json gradescope_results(const StudentRecord& record) {
 
 std::string feedback_text(const StudentRecord& record) {
   const StudentRecord result = redacted_for_student(record);
-  std::string text = fmt::format("gpulab grade: {} ({})\nsubmission content: {}\ngrader: {}\nisolation: {}\n\n",
-                                 result.student, result.submission, result.content_hash, result.grader_version,
-                                 result.isolation);
+  std::string text =
+      fmt::format("gpulab grade: {} ({})\nsubmission content: {}\ngrader: {}\nisolation: {}\n\n", result.student,
+                  result.submission, result.content_hash, result.grader_version, result.isolation);
   if (!result.error.empty())
     text += fmt::format("Your submission could not be graded:\n  {}\n\nScore: 0 / {}\n", result.error,
                         points_text(result.max_score));
@@ -137,8 +138,8 @@ std::string feedback_text(const StudentRecord& record) {
 std::string feedback_html(const StudentRecord& result) {
   return fmt::format(R"(<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>gpulab feedback: {0}</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}}pre{{background:#f6f6f6;padding:1em;overflow-x:auto;
-white-space:pre-wrap}}.score{{font-size:1.4em;font-weight:bold}}</style></head>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}}
+pre{{background:#f6f6f6;padding:1em;overflow-x:auto;white-space:pre-wrap}}.score{{font-size:1.4em;font-weight:bold}}</style></head>
 <body><h1>Feedback for {0}</h1><p class="score">{1} / {2} points</p>
 <p>This is what <code>make check</code> shows for the files you submitted, graded on the course's machine
 (including cases you do not see when you run it yourself).</p>

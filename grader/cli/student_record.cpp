@@ -38,16 +38,21 @@ GradedLab lab_from_json(const json& l) {
 }  // namespace
 
 void to_json(json& j, const StudentRecord& r) {
-  j = {{"student", r.student}, {"submission", r.submission}, {"grader_version", r.grader_version},
-       {"content_hash", r.content_hash}, {"error", r.error}, {"notes", r.notes}, {"labs", json::array()},
-       {"max_score", r.max_score}};
+  j = {{"student", r.student},           {"submission", r.submission}, {"grader_version", r.grader_version},
+       {"content_hash", r.content_hash}, {"error", r.error},           {"notes", r.notes},
+       {"labs", json::array()},          {"max_score", r.max_score}};
   if (r.grader_error) {  // the grader failed: no points at all, only why
     j["score"] = nullptr;
     j["grader_error"] = true;
     return;
   }
-  j.update({{"selection", r.selection}, {"backend", r.backend}, {"isolation", r.isolation}, {"seed", r.seed},
-            {"calibration", r.calibration}, {"score", r.score.value_or(0.0)}, {"graded_at", r.graded_at},
+  j.update({{"selection", r.selection},
+            {"backend", r.backend},
+            {"isolation", r.isolation},
+            {"seed", r.seed},
+            {"calibration", r.calibration},
+            {"score", r.score.value_or(0.0)},
+            {"graded_at", r.graded_at},
             {"duration_s", r.duration_s}});
   for (const auto& lab : r.labs) j["labs"].push_back(lab_json(lab));
   if (!r.gpu.empty()) j["gpu"] = r.gpu;

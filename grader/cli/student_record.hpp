@@ -30,16 +30,16 @@ struct GradedLab {
 struct StudentRecord {
   std::string student, submission;  // the name, and the folder or archive it came from
   std::string grader_version, selection, backend, isolation;
-  std::string error;                // why the submission was refused, or why the grader failed
-  bool grader_error = false;        // not graded: the grader failed; graded again on the next run
-  std::vector<std::string> notes;   // per lab: files that were missing
+  std::string error;               // why the submission was refused, or why the grader failed
+  bool grader_error = false;       // not graded: the grader failed; graded again on the next run
+  std::vector<std::string> notes;  // per lab: files that were missing
   std::vector<GradedLab> labs;
-  std::optional<double> score;      // none when not graded
+  std::optional<double> score;  // none when not graded
   double max_score = 0;
   std::uint64_t seed = 0;
-  std::string calibration;          // when OUT/calibration.json was measured, "" without one
-  std::string gpu;                  // CUDA_VISIBLE_DEVICES of the job, "" when not CUDA
-  std::string content_hash;         // what decides whether a rerun may skip this student
+  std::string calibration;   // when OUT/calibration.json was measured, "" without one
+  std::string gpu;           // CUDA_VISIBLE_DEVICES of the job, "" when not CUDA
+  std::string content_hash;  // what decides whether a rerun may skip this student
   std::string graded_at;
   double duration_s = 0;
   std::optional<PhaseTimes> phases;  // over the labs, when they ran

@@ -33,18 +33,20 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 std::vector<std::string> safe_components(std::string name, const std::string& archive) {
   std::replace(name.begin(), name.end(), '\\', '/');  // zips made on Windows
   if (name.empty() || name.front() == '/' || (name.size() > 1 && name[1] == ':'))
-    throw SubmissionError(fmt::format("{}: entry {} has an absolute path; archives must hold relative paths "
-                                      "(zip the folder from inside it)",
-                                      archive, name));
+    throw SubmissionError(
+        fmt::format("{}: entry {} has an absolute path; archives must hold relative paths "
+                    "(zip the folder from inside it)",
+                    archive, name));
   std::vector<std::string> parts;
   std::size_t start = 0;
   while (start <= name.size()) {
     const auto end = std::min(name.find('/', start), name.size());
     const std::string part = name.substr(start, end - start);
     if (part == "..")
-      throw SubmissionError(fmt::format("{}: entry {} escapes the submission folder (\"..\"): refused, nothing of "
-                                        "this archive was graded; make the archive again from the course folder",
-                                        archive, name));
+      throw SubmissionError(
+          fmt::format("{}: entry {} escapes the submission folder (\"..\"): refused, nothing of "
+                      "this archive was graded; make the archive again from the course folder",
+                      archive, name));
     if (!part.empty() && part != ".") parts.push_back(part);
     start = end + 1;
   }
@@ -106,9 +108,9 @@ class Unpacker {
     archive_read_support_format_tar(reader_.a);
     archive_read_support_format_gnutar(reader_.a);
     if (archive_read_open_filename(reader_.a, file.c_str(), 1 << 16) != ARCHIVE_OK)
-      throw SubmissionError(fmt::format("{}: not a readable .zip or .tar.gz archive ({})", name_,
-                                        archive_error_string(reader_.a) ? archive_error_string(reader_.a)
-                                                                        : "unknown format"));
+      throw SubmissionError(
+          fmt::format("{}: not a readable .zip or .tar.gz archive ({})", name_,
+                      archive_error_string(reader_.a) ? archive_error_string(reader_.a) : "unknown format"));
   }
 
   SubmissionFiles unpack() {
@@ -117,9 +119,10 @@ class Unpacker {
     for (archive_entry* entry = nullptr; next_entry(entry);) take_entry(entry);
     copy_links();
     if (out_.files.empty() && out_.unusable.empty())
-      throw SubmissionError(fmt::format("{}: the archive is empty; it must hold the lab folders (e.g. "
-                                        "labs/02-transpose/transpose.cu)",
-                                        name_));
+      throw SubmissionError(
+          fmt::format("{}: the archive is empty; it must hold the lab folders (e.g. "
+                      "labs/02-transpose/transpose.cu)",
+                      name_));
     return std::move(out_);
   }
 
@@ -136,8 +139,8 @@ class Unpacker {
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
       throw SubmissionError(fmt::format("{}: the archive is damaged ({})", name_, archive_error_string(reader_.a)));
     if (++entries_ > limits_.entries)
-      throw SubmissionError(fmt::format("{}: more than {} entries; submit only the course folder", name_,
-                                        limits_.entries));
+      throw SubmissionError(
+          fmt::format("{}: more than {} entries; submit only the course folder", name_, limits_.entries));
     return true;
   }
 
@@ -156,9 +159,10 @@ class Unpacker {
       return;
     }
     if (type != AE_IFREG)
-      throw SubmissionError(fmt::format("{}: entry {} is a special file (device, FIFO or socket): refused; submit "
-                                        "regular files only",
-                                        name_, path));
+      throw SubmissionError(
+          fmt::format("{}: entry {} is a special file (device, FIFO or socket): refused; submit "
+                      "regular files only",
+                      name_, path));
     write_file(parts, path);
     out_.files.push_back(joined(parts));
   }
@@ -170,9 +174,10 @@ class Unpacker {
     // A hard link names its target from the top of the archive, a symbolic link from its own folder.
     const std::string inside = hardlink ? joined(safe_components(target, name_)) : resolve_inside(parts, target);
     if (inside.empty())
-      throw SubmissionError(fmt::format("{}: entry {} is a {} to {}, outside the submission: refused, nothing of "
-                                        "this archive was graded; submit the files themselves",
-                                        name_, path, hardlink ? "hard link" : "symbolic link", target));
+      throw SubmissionError(
+          fmt::format("{}: entry {} is a {} to {}, outside the submission: refused, nothing of "
+                      "this archive was graded; submit the files themselves",
+                      name_, path, hardlink ? "hard link" : "symbolic link", target));
     return {parts, inside};
   }
 
@@ -181,7 +186,8 @@ class Unpacker {
     const fs::path dest = scratch_ / joined(parts);
     fs::create_directories(dest.parent_path());
     const FileDescriptor file(::open(dest.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (!file.valid()) throw SubmissionError(fmt::format("{}: cannot unpack {} ({})", name_, path, std::strerror(errno)));
+    if (!file.valid())
+      throw SubmissionError(fmt::format("{}: cannot unpack {} ({})", name_, path, std::strerror(errno)));
     std::uint64_t written = 0;
     for (;;) {
       const la_ssize_t n = archive_read_data(reader_.a, buffer_.data(), buffer_.size());
@@ -214,9 +220,10 @@ class Unpacker {
       // A copy counts towards the limits like any file: links must not multiply a small archive.
       total_ += fs::file_size(scratch_ / link.target);
       if (total_ > limits_.total_bytes)
-        throw SubmissionError(fmt::format("{}: unpacks to more than {} MiB in all, counting its links (at entry {}): "
-                                          "refused; submit only the lab files",
-                                          name_, limits_.total_bytes >> 20, joined(link.at)));
+        throw SubmissionError(
+            fmt::format("{}: unpacks to more than {} MiB in all, counting its links (at entry {}): "
+                        "refused; submit only the lab files",
+                        name_, limits_.total_bytes >> 20, joined(link.at)));
       const fs::path dest = scratch_ / joined(link.at);
       fs::create_directories(dest.parent_path());
       fs::copy_file(scratch_ / link.target, dest, fs::copy_options::overwrite_existing);
@@ -294,8 +301,10 @@ std::string common_wrapper(const SubmissionFiles& s, const std::set<std::string>
         return;
       }
       const std::string head = rest.substr(0, slash);
-      if (!any) first = head, any = true;
-      else if (head != first) same = false;
+      if (!any)
+        first = head, any = true;
+      else if (head != first)
+        same = false;
     };
     for (const auto& f : s.files) check(f);
     for (const auto& [f, why] : s.unusable) check(f);
@@ -347,8 +356,8 @@ std::string student_name(const fs::path& entry) {
 
 std::vector<std::pair<std::string, fs::path>> submission_entries(const fs::path& dir) {
   if (!fs::is_directory(dir))
-    throw std::invalid_argument(fmt::format(
-        "SUBMISSIONS={} is not a folder: it must hold one folder or archive per student", dir.string()));
+    throw std::invalid_argument(
+        fmt::format("SUBMISSIONS={} is not a folder: it must hold one folder or archive per student", dir.string()));
   std::vector<std::pair<std::string, fs::path>> entries;
   std::map<std::string, fs::path> seen;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -370,10 +379,12 @@ SubmissionFiles open_submission(const fs::path& entry, const fs::path& scratch, 
   if (fs::is_directory(status)) return read_folder(entry, limits);
   if (fs::is_regular_file(status) && is_archive(entry)) return unpack_archive(entry, scratch, limits);
   if (fs::is_symlink(status))
-    throw SubmissionError(fmt::format("{}: a symbolic link, not a folder or an archive: refused", entry.filename().string()));
-  throw SubmissionError(fmt::format("{}: not a folder, .zip or .tar.gz archive; each entry of the submissions folder is "
-                                    "one student",
-                                    entry.filename().string()));
+    throw SubmissionError(
+        fmt::format("{}: a symbolic link, not a folder or an archive: refused", entry.filename().string()));
+  throw SubmissionError(
+      fmt::format("{}: not a folder, .zip or .tar.gz archive; each entry of the submissions folder is "
+                  "one student",
+                  entry.filename().string()));
 }
 
 std::vector<std::string> near_misses(const std::vector<std::string>& files, const std::string& expected_path) {
@@ -383,10 +394,14 @@ std::vector<std::string> near_misses(const std::vector<std::string>& files, cons
     if (f == expected_path) continue;
     const std::string name = file_name(f);
     std::size_t score;
-    if (name == expected) score = 0;  // right name, wrong folder
-    else if (lower_case(name) == lower_case(expected)) score = 1;
-    else if (const auto d = edit_distance(lower_case(name), lower_case(expected)); d <= 2 && expected.size() > 3) score = 1 + d;
-    else continue;
+    if (name == expected)
+      score = 0;  // right name, wrong folder
+    else if (lower_case(name) == lower_case(expected))
+      score = 1;
+    else if (const auto d = edit_distance(lower_case(name), lower_case(expected)); d <= 2 && expected.size() > 3)
+      score = 1 + d;
+    else
+      continue;
     scored.push_back({score, f});
   }
   std::sort(scored.begin(), scored.end());
@@ -395,7 +410,8 @@ std::vector<std::string> near_misses(const std::vector<std::string>& files, cons
   return out;
 }
 
-LabFiles take_lab_files(const SubmissionFiles& s, const Manifest& m, const std::string& backend, const fs::path& lab_dir) {
+LabFiles take_lab_files(const SubmissionFiles& s, const Manifest& m, const std::string& backend,
+                        const fs::path& lab_dir) {
   LabFiles out;
   const auto files = m.files.find(backend);
   if (files == m.files.end()) return out;
@@ -420,19 +436,21 @@ LabFiles take_lab_files(const SubmissionFiles& s, const Manifest& m, const std::
     if (found.empty()) {
       const std::string expected = "labs/" + m.id + "/" + f;
       std::vector<std::string> relative;
-      for (const auto& p : s.files) relative.push_back(p.compare(0, prefix.size(), prefix) == 0 ? p.substr(prefix.size()) : p);
+      for (const auto& p : s.files)
+        relative.push_back(p.compare(0, prefix.size(), prefix) == 0 ? p.substr(prefix.size()) : p);
       const auto close = near_misses(relative, expected);
       if (close.empty()) {
         out.missing.push_back(fmt::format("missing {}", expected));
         continue;
       }
       if (file_name(close.front()) == f) {
-        out.missing.push_back(fmt::format("missing {} (found it at {}: it must be in labs/{}/)", expected, close.front(), m.id));
+        out.missing.push_back(
+            fmt::format("missing {} (found it at {}: it must be in labs/{}/)", expected, close.front(), m.id));
       } else {
         // In the right folder the name alone shows the slip: "found Transpose.cu, expected transpose.cu".
         const bool same_folder = fs::path(close.front()).parent_path() == fs::path(expected).parent_path();
-        out.missing.push_back(
-            fmt::format("missing {} (found {}, expected {})", expected, same_folder ? file_name(close.front()) : close.front(), f));
+        out.missing.push_back(fmt::format("missing {} (found {}, expected {})", expected,
+                                          same_folder ? file_name(close.front()) : close.front(), f));
       }
       out.near_misses.push_back(out.missing.back());
       continue;
@@ -464,7 +482,8 @@ Sha256& Sha256::update_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("cannot read {} to hash it", file.string()));
   std::array<char, 1 << 16> buffer;
-  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) update(buffer.data(), static_cast<std::size_t>(in.gcount()));
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0)
+    update(buffer.data(), static_cast<std::size_t>(in.gcount()));
   return *this;
 }
 

@@ -52,8 +52,9 @@ SubmissionFiles open_submission(const std::filesystem::path& entry, const std::f
                                 const UnpackLimits& limits = {});
 
 struct LabFiles {
-  std::vector<std::string> taken;    // the manifest's files found, copied to the lab folder
-  std::vector<std::string> missing;  // "missing labs/02-transpose/transpose.cu (found Transpose.cu, expected transpose.cu)"
+  std::vector<std::string> taken;  // the manifest's files found, copied to the lab folder
+  std::vector<std::string>
+      missing;  // "missing labs/02-transpose/transpose.cu (found Transpose.cu, expected transpose.cu)"
   std::vector<std::string> near_misses;  // those lines of `missing` that name a file found under another name or folder
   bool complete() const { return missing.empty(); }
 };
@@ -76,7 +77,7 @@ class Sha256 {
   Sha256& update(const void* data, std::size_t size);
   Sha256& update(const std::string& text) { return update(text.data(), text.size()); }
   Sha256& update_file(const std::filesystem::path& file);  // throws when it cannot be read
-  std::string hex();  // finishes the digest
+  std::string hex();                                       // finishes the digest
 
  private:
   struct State;

@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 std::vector<std::string> select_tasks(const Manifest& manifest, const std::vector<std::string>& requested) {
   std::vector<std::string> out;
   for (const auto& t : manifest.tasks)
-    if (requested.empty() || std::find(requested.begin(), requested.end(), t.name) != requested.end()) out.push_back(t.name);
+    if (requested.empty() || std::find(requested.begin(), requested.end(), t.name) != requested.end())
+      out.push_back(t.name);
   return out;
 }
 
@@ -160,8 +161,8 @@ bool run_process(Pass& pass, const Limits& limits, const fs::path& output, const
   const std::size_t finished_before = pass.finished.size();
   take_progress(pass, progress);
   if (pass.pending.empty()) return true;
-  const EarlyExitFacts facts{exit,         progress.current_case, progress.setup_error, limits.idle_s,
-                             req.limits.wall_s, limits,           tail_of(output, 300),  req.runner.string()};
+  const EarlyExitFacts facts{exit,   progress.current_case, progress.setup_error, limits.idle_s, req.limits.wall_s,
+                             limits, tail_of(output, 300),  req.runner.string()};
   return take_early_exit(pass, progress, explain_early_exit(facts), exit.exited_with(ExitStatus::device_lost),
                          pass.finished.size() > finished_before);
 }
@@ -195,7 +196,8 @@ LabRun run_pass(const RunRequest& req, bool hidden, const std::vector<std::strin
 // marked as a hidden case's so that a student's feedback never shows its shape or data.
 TaskResult with_hidden(TaskResult visible, const TaskResult& hidden) {
   visible.cases.insert(visible.cases.end(), hidden.cases.begin(), hidden.cases.end());
-  for (auto it = visible.cases.end() - static_cast<std::ptrdiff_t>(hidden.cases.size()); it != visible.cases.end(); ++it)
+  for (auto it = visible.cases.end() - static_cast<std::ptrdiff_t>(hidden.cases.size()); it != visible.cases.end();
+       ++it)
     it->hidden = true;
   visible.cases_total += hidden.cases_total;
   visible.cases_passed += hidden.cases_passed;
@@ -236,11 +238,13 @@ LabRun supervise(const RunRequest& req) {
 std::optional<Calibration> measure_calibration(const RunRequest& req, std::string& why) {
   const Manifest& m = *req.manifest;
   fs::create_directories(req.work_dir);
-  const fs::path progress = req.work_dir / "progress-calibration.jsonl", output = req.work_dir / "output-calibration.txt";
+  const fs::path progress = req.work_dir / "progress-calibration.jsonl",
+                 output = req.work_dir / "output-calibration.txt";
   fs::remove(progress);
   fs::remove(output);
-  std::vector<std::string> argv{req.runner.string(), "--manifest", m.path.string(), "--student-dir",
-                                req.student_dir.string(), "--backend", req.backend, "--progress", progress.string()};
+  std::vector<std::string> argv{req.runner.string(),      "--manifest", m.path.string(), "--student-dir",
+                                req.student_dir.string(), "--backend",  req.backend,     "--progress",
+                                progress.string()};
   if (!req.device.empty()) argv.insert(argv.end(), {"--device", req.device});
   Limits limits = req.limits;
   limits.idle_s = req.timeout_s.value_or(m.timeout_s);

@@ -24,22 +24,22 @@ struct RunRequest {
   std::string backend;
   std::string device;
   std::uint64_t seed = 0;
-  std::vector<std::string> tasks;     // empty: all
-  std::optional<double> timeout_s;    // overrides the manifest's
-  std::filesystem::path work_dir;     // progress and output files
-  std::filesystem::path pictures_dir; // where image labs write their PNGs
-  bool hidden_cases = false;          // run the manifest's hidden cases too (instructor grading)
+  std::vector<std::string> tasks;      // empty: all
+  std::optional<double> timeout_s;     // overrides the manifest's
+  std::filesystem::path work_dir;      // progress and output files
+  std::filesystem::path pictures_dir;  // where image labs write their PNGs
+  bool hidden_cases = false;           // run the manifest's hidden cases too (instructor grading)
   // The sanitizer gate (sanitizer.hpp): only the visible correctness cases, without guard zones, in
   // a runner started through `wrapper` (compute-sanitizer and its options).
   bool sanitize_cases = false;
-  bool correctness_only = false;      // only the visible correctness cases: no timing, no thresholds
+  bool correctness_only = false;  // only the visible correctness cases: no timing, no thresholds
   std::vector<std::string> wrapper;
   // Rates measured earlier by a process the CLI trusts (gpulab check's cache, a batch's calibration
   // runner): sent to the runner with the seed, so it prepares its probes but measures no rates, and
   // reported as the lab's calibration whatever the runner's event says.
   std::optional<Calibration> calibration;
-  Limits limits;                      // on top of the progress timeout; idle_s is set from it
-  SandboxSpec sandbox;                // default: a plain child process
+  Limits limits;        // on top of the progress timeout; idle_s is set from it
+  SandboxSpec sandbox;  // default: a plain child process
 };
 
 LabRun supervise(const RunRequest& request);

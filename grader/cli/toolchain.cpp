@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 Toolchain Toolchain::load(const fs::path& build_dir) {
   const fs::path file = build_dir / "toolchain.json";
   std::ifstream in(file);
-  if (!in) throw std::runtime_error(fmt::format("{} is missing: build the harness first (make check does)", file.string()));
+  if (!in)
+    throw std::runtime_error(fmt::format("{} is missing: build the harness first (make check does)", file.string()));
   Toolchain t;
   t.build_dir = build_dir;
   in >> t.config;

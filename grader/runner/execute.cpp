@@ -59,9 +59,10 @@ std::string describe_input_change(const Watched& w, const std::vector<std::uint8
       changed += 1;
       first = std::min(first, i);
     }
-  return fmt::format("changed its input {}: {} of {} elements differ after the launch, the first at index {} (inputs "
-                     "are read-only: write results only to the outputs)",
-                     w.name, changed, now.size() / e, first);
+  return fmt::format(
+      "changed its input {}: {} of {} elements differ after the launch, the first at index {} (inputs "
+      "are read-only: write results only to the outputs)",
+      w.name, changed, now.size() / e, first);
 }
 
 // Warm-up and timed launches compare large buffers by sampling: the first and the last chunk and
@@ -166,7 +167,10 @@ class TimingPlan {
 class CaseRun {
  public:
   CaseRun(const RunContext& ctx, const Case& c, const Launchable& l)
-      : ctx_(ctx), c_(c), l_(l), samples_rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "sampled checks " + ctx.task, c.name)) {
+      : ctx_(ctx),
+        c_(c),
+        l_(l),
+        samples_rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "sampled checks " + ctx.task, c.name)) {
     result_.name = c.name;
     result_.work = l.work;
   }
@@ -224,7 +228,8 @@ class CaseRun {
     l_.prepare(set);
     ctx_.device.flush_caches();
     samples_.push_back(ctx_.device.time([&] { l_.launch(set); }).counted_ms());
-    if (!verify(set, true, fmt::format("the output of timed launch {} of {} (input set {}) is wrong: ", number, of, set + 1)))
+    if (!verify(set, true,
+                fmt::format("the output of timed launch {} of {} (input set {}) is wrong: ", number, of, set + 1)))
       return false;
     // The baseline after every other launch: enough samples for its median at half the cost.
     if (ctx_.baseline && number % 2 == 1) {

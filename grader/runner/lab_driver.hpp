@@ -36,9 +36,7 @@ struct RunContext {
   const Probe* baseline = nullptr;
   std::optional<double> bound = {};
   // The case's own random stream: the same for the same run seed, lab, task and case.
-  Rng rng(const Task& task, const Case& c) const {
-    return Rng(derive_seed(run_seed, manifest.id, task.name, c.name));
-  }
+  Rng rng(const Task& task, const Case& c) const { return Rng(derive_seed(run_seed, manifest.id, task.name, c.name)); }
   // The stream a case's inputs are drawn from: a timing case's are the same for every task of a run
   // (so its costly reference is computed once and shared), every other case's are the task's own.
   Rng inputs_rng(const Task& task, const Case& c) const {
@@ -55,15 +53,15 @@ inline int input_sets(const Case& c) { return c.timing ? kTimingSets : 1; }
 // launch: its guard zones, and for an input that its contents are unchanged.
 struct Watched {
   Buffer* buffer;
-  std::string name;                 // as the contract names it: "a", "out"
+  std::string name;  // as the contract names it: "a", "out"
   std::size_t element_bytes;
-  const void* original = nullptr;   // an input's contents (buffer->size() bytes); null for outputs
-  WordTransform transform = {};     // the buffer holds `original` with every word transformed so
+  const void* original = nullptr;  // an input's contents (buffer->size() bytes); null for outputs
+  WordTransform transform = {};    // the buffer holds `original` with every word transformed so
 };
 
 struct ExactOutput {
   Buffer* buffer;
-  const void* expected;       // buffer->size() bytes
+  const void* expected;          // buffer->size() bytes
   WordTransform transform = {};  // the buffer should hold `expected` with every word transformed so
 };
 
@@ -74,8 +72,8 @@ struct Launchable {
   // Before every launch of a set: fill its outputs with kPoisonByte, and restore inputs a launch
   // changes (an in-place sort), so each launch, timed ones included, does the whole job.
   std::function<void(int set)> prepare;
-  std::function<void(int set)> launch;                 // call the student's function once
-  std::function<Comparison(int set)> check;            // fetch the set's outputs, compare with the reference
+  std::function<void(int set)> launch;       // call the student's function once
+  std::function<Comparison(int set)> check;  // fetch the set's outputs, compare with the reference
   // For warm-up and timed launches: a cheaper check (sampled, or linear-time), empty: `check`.
   std::function<Comparison(int set)> quick_check;
   std::function<std::vector<Watched>(int set)> watched;  // the set's buffers student code receives
@@ -86,7 +84,7 @@ struct Launchable {
   // contents between sets during timing, so the same buffer never holds the same data twice in a
   // row and a result cached by pointer is stale. Set i starts with contents i. Empty: contents stay.
   std::function<void(int set, int content)> load;
-  double work = 0;         // what one launch must do, in the driver's rate unit
+  double work = 0;  // what one launch must do, in the driver's rate unit
   // The least a correct launch must do, for the speed of light: bytes read and written, flops.
   double least_bytes = 0;
   double flops = 0;
@@ -103,8 +101,8 @@ void set_student_buffer_guards(bool on);
 double median_launch_ms(const RunContext& ctx, const Probe& probe);
 // Median time in ms of `launch` on the device, after warm-up launches: for calibrations.
 // `prepare` runs, untimed, before every launch (e.g. fresh input for an in-place sort).
-double median_launch_ms(const RunContext& ctx, const std::function<void()>& launch,
-                        const std::function<void()>& prepare = [] {});
+double median_launch_ms(
+    const RunContext& ctx, const std::function<void()>& launch, const std::function<void()>& prepare = [] {});
 // Median wall-clock time in ms of `work` on the host, over `repeats` runs: for CPU calibrations.
 double median_host_ms(const std::function<void()>& work, int repeats);
 

@@ -5,9 +5,9 @@
 // The seed and which cases to run (visible, or hidden only) arrive on standard input, never in argv.
 // Exit codes: 0 all requested tasks reported; 2 setup failed (see the "error" event);
 // 3 the device was lost (a kernel fault): the parent reruns the tasks after the faulting one.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -53,7 +53,8 @@ void record_timing(TaskResult& r, const CaseResult& cr, const Calibration& calib
   r.rate = cr.rate();
   if (!r.rate) return;
   Calibration same_time = calibration;
-  if (const Metric* m = find_metric(r.metric); m && cr.baseline_rate) same_time.rates[m->calibration] = *cr.baseline_rate;
+  if (const Metric* m = find_metric(r.metric); m && cr.baseline_rate)
+    same_time.rates[m->calibration] = *cr.baseline_rate;
   r.ratios = ratios_of(*r.rate, same_time);
   if (auto it = r.ratios.find(r.metric); it != r.ratios.end()) r.ratio = it->second;
   r.borderline = cr.borderline;
@@ -72,8 +73,10 @@ void decide_status(TaskResult& r, const Calibration& calibration) {
     r.details += fmt::format("\nwrong in {} of {} cases: {}", failed.size(), r.cases_total, fmt::join(failed, ", "));
   } else if (r.threshold && !r.ratio) {
     r.status = Status::error;
-    r.message = fmt::format("the threshold needs the '{}' calibration and a timing case for this device class, "
-                            "and this run has no such measurement (fix the manifest)", r.metric);
+    r.message = fmt::format(
+        "the threshold needs the '{}' calibration and a timing case for this device class, "
+        "and this run has no such measurement (fix the manifest)",
+        r.metric);
   } else if (r.threshold && *r.ratio < *r.threshold) {
     const Metric& m = *find_metric(r.metric);
     r.status = Status::too_slow;
@@ -164,8 +167,7 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
           stop = Status::kernel_fault;
           r.message += fmt::format("; then {}", with_hint(ctx.device, later));
         }
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
     break;
   }
 
@@ -211,9 +213,9 @@ void measure_copy(const RunContext& ctx, Calibration& calibration, const CopyPro
 // What the parent tells the runner where student code cannot see it: not in the argv or the
 // environment (a student's static constructor receives both), but on standard input, read once here.
 enum class Cases {
-  visible,   // the visible cases, timing included (`gpulab check`, the first pass of grading)
-  hidden,    // only the hidden cases (instructor grading)
-  sanitize,  // the visible correctness cases, under compute-sanitizer: no timing, no guard zones
+  visible,      // the visible cases, timing included (`gpulab check`, the first pass of grading)
+  hidden,       // only the hidden cases (instructor grading)
+  sanitize,     // the visible correctness cases, under compute-sanitizer: no timing, no guard zones
   correctness,  // the visible correctness cases alone: no timing (the mutation audit on a CPU device)
 };
 
@@ -231,9 +233,10 @@ Secrets read_secrets() {
   std::getline(std::cin, line);
   const auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("seed") || !j["seed"].is_number_unsigned())
-    throw std::invalid_argument("the runner reads its seed from standard input as {\"seed\": N, \"cases\": \"visible\", "
-                                "\"hidden\", \"sanitize\", \"correctness\" or \"calibrate\", and optionally "
-                                "\"calibration\": {...}}; start it through gpulab check or gpulab grade");
+    throw std::invalid_argument(
+        "the runner reads its seed from standard input as {\"seed\": N, \"cases\": \"visible\", "
+        "\"hidden\", \"sanitize\", \"correctness\" or \"calibrate\", and optionally "
+        "\"calibration\": {...}}; start it through gpulab check or gpulab grade");
   Secrets s;
   s.seed = j["seed"].get<std::uint64_t>();
   const std::string cases = j.value("cases", "visible");
@@ -245,8 +248,7 @@ Secrets read_secrets() {
   // A calibration that does not parse is measured again rather than trusted in part.
   if (j.contains("calibration")) try {
       s.calibration = calibration_from_json(j["calibration"]);
-    } catch (const std::invalid_argument&) {
-    }
+    } catch (const std::invalid_argument&) {}
   return s;
 }
 
@@ -280,8 +282,8 @@ Manifest manifest_for(const std::string& path, const Secrets& secrets) {
 // The calibrations for the timing case: the probes always (a threshold's baseline is measured
 // interleaved with the timed launches whatever happens here), the rates from `given` when the parent
 // sent fitting ones, else measured now. The "calibration" event says which, and how long it took.
-Calibration calibrate(const RunContext& ctx, LabDriver& driver, const Case& timing, const std::optional<Calibration>& given,
-                      CopyProbe& copy, Progress& progress) {
+Calibration calibrate(const RunContext& ctx, LabDriver& driver, const Case& timing,
+                      const std::optional<Calibration>& given, CopyProbe& copy, Progress& progress) {
   const auto start = std::chrono::steady_clock::now();
   Calibration calibration;
   calibration.unit = driver.rate_unit();
@@ -357,8 +359,7 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
       return 0;
     }
 
-  const RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); },
-                       pictures_dir};
+  const RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); }, pictures_dir};
   auto driver = make_lab_driver();
   Calibration calibration;
   const auto cases = manifest.cases_for(info.device_class);

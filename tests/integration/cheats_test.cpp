@@ -36,10 +36,13 @@ std::string lab_options(const toml::table& expected) {
 
 }  // namespace
 
-TEST_CASE("every cheat of the corpus gets the verdict a defended grader gives it, and the other tasks are graded as correct") {
+TEST_CASE(
+    "every cheat of the corpus gets the verdict a defended grader gives it, and the other tasks are graded as "
+    "correct") {
   const fs::path corpus = repo_path("tests/fixtures/cheats");
   const auto expected = toml::parse_file((corpus / "expected.toml").string());
-  const fs::path root = fs::path(GPULAB_SCRATCH) / "grade-cheats", submissions = root / "submissions", out = root / "out";
+  const fs::path root = fs::path(GPULAB_SCRATCH) / "grade-cheats", submissions = root / "submissions",
+                 out = root / "out";
   fs::remove_all(root);
   fs::create_directories(submissions);
   int students = 0;
@@ -58,11 +61,12 @@ TEST_CASE("every cheat of the corpus gets the verdict a defended grader gives it
 
   // Two jobs on a CPU: a correct task may then be too slow, which counts as correct here (cheats.hpp).
   std::string output;
-  const int status = run_command(fmt::format("'{}' grade --submissions '{}' --out '{}'{} --backend {}{} --jobs 2 --timeout 60 "
-                                             "--time-limit 600 --memory 4",
-                                             GPULAB_CLI, submissions.string(), out.string(), lab_options(expected), g_backend,
-                                             g_device.empty() ? "" : " --device " + g_device),
-                                 output);
+  const int status =
+      run_command(fmt::format("'{}' grade --submissions '{}' --out '{}'{} --backend {}{} --jobs 2 --timeout 60 "
+                              "--time-limit 600 --memory 4",
+                              GPULAB_CLI, submissions.string(), out.string(), lab_options(expected), g_backend,
+                              g_device.empty() ? "" : " --device " + g_device),
+                  output);
   INFO(output);
   REQUIRE(status == 0);
 
@@ -89,8 +93,10 @@ bool gpu_listed(const std::string& backend, const std::string& index) {
   std::istringstream lines(output);
   bool in_section = false;
   while (std::getline(lines, line)) {
-    if (!line.starts_with("  ")) in_section = line.starts_with(backend + ":");
-    else if (in_section && line.starts_with("  " + index + ": ")) return line.ends_with("(gpu)");
+    if (!line.starts_with("  "))
+      in_section = line.starts_with(backend + ":");
+    else if (in_section && line.starts_with("  " + index + ": "))
+      return line.ends_with("(gpu)");
   }
   return false;
 }

@@ -8,8 +8,8 @@
 
 #include "cli_harness.hpp"
 #include "gpu_args.hpp"
-#include "lab_tests.hpp"
 #include "gpulab/backend/cuda.hpp"
+#include "lab_tests.hpp"
 
 using namespace gpulab::testing;
 
@@ -38,9 +38,10 @@ void check_solutions_pass(const std::string& backend) {
       CAPTURE(lab.at("name"));
       CAPTURE(t.at("task"));
       CHECK(t.at("status") == "passed");
-      if (t.contains("rate")) MESSAGE(backend << " " << lab.at("name").get<std::string>() << "/" << t.at("task").get<std::string>()
-                                              << ": " << t.at("rate").get<double>() << " " << lab.at("calibration").at("unit").get<std::string>()
-                                              << ", ratios " << t.at("ratios").dump());
+      if (t.contains("rate"))
+        MESSAGE(backend << " " << lab.at("name").get<std::string>() << "/" << t.at("task").get<std::string>() << ": "
+                        << t.at("rate").get<double>() << " " << lab.at("calibration").at("unit").get<std::string>()
+                        << ", ratios " << t.at("ratios").dump());
       if (!t.contains("threshold")) continue;
       const double ratio = t.at("ratio"), bound = t.at("threshold");
       CHECK(ratio >= bound * kMargin);
@@ -57,8 +58,8 @@ void check_weaker_call_fails_threshold(const std::string& backend, const LabTest
   CHECK(run.status(lab.name(), w.task) == "too_slow");
   const auto& t = run.task(lab.name(), w.task);
   const double ratio = t.at("ratio"), bound = t.at("threshold");
-  MESSAGE(backend << ": " << weaker << " submitted as " << w.task << " reaches " << ratio << " ("
-                  << t.at("metric") << "); the bound is " << bound);
+  MESSAGE(backend << ": " << weaker << " submitted as " << w.task << " reaches " << ratio << " (" << t.at("metric")
+                  << "); the bound is " << bound);
   CHECK(ratio * kMargin <= bound);
 }
 

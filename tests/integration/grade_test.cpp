@@ -10,13 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
-#include <toml++/toml.h>
 
 #include <fmt/format.h>
 
@@ -100,14 +100,17 @@ std::vector<fs::path> leftovers(const fs::path& out) {
 
 }  // namespace
 
-TEST_CASE("a batch grades folders and archives, writes gradebook, Gradescope results and feedback, and skips unchanged students on a rerun") {
+TEST_CASE(
+    "a batch grades folders and archives, writes gradebook, Gradescope results and feedback, and skips unchanged "
+    "students on a rerun") {
   Batch b("grade-resume");
   b.add_folder("alice", "solutions", graded_lab().id);
   b.add_folder("bob", "labs", graded_lab().id);
   b.add_folder("carol-src", "solutions", graded_lab().id);
   std::string output;
-  REQUIRE(run_command(fmt::format("cd '{}' && tar czf carol.tar.gz -C carol-src . && rm -r carol-src", b.submissions.string()),
-                      output) == 0);
+  REQUIRE(run_command(
+              fmt::format("cd '{}' && tar czf carol.tar.gz -C carol-src . && rm -r carol-src", b.submissions.string()),
+              output) == 0);
 
   output.clear();
   REQUIRE(b.grade(lab_args(), output) == 0);  // one job: timings undisturbed
@@ -132,8 +135,9 @@ TEST_CASE("a batch grades folders and archives, writes gradebook, Gradescope res
   const std::string csv = read_file(b.out / "grades.csv");
   std::vector<std::string> task_columns;
   for (const auto& t : lab.tasks) task_columns.push_back(lab.id + "/" + t.name);
-  CHECK(csv.rfind(fmt::format("student,submission,{},score,max_score,status,error,findings\n", fmt::join(task_columns, ",")),
-                  0) == 0);
+  CHECK(csv.rfind(
+            fmt::format("student,submission,{},score,max_score,status,error,findings\n", fmt::join(task_columns, ",")),
+            0) == 0);
   for (const auto& [student, file] : {std::pair{alice, "alice"}, {bob, "bob"}, {carol, "carol.tar.gz"}}) {
     std::vector<std::string> task_points;
     for (const auto& t : lab.tasks) task_points.push_back(points(student, t.name));
@@ -197,7 +201,8 @@ TEST_CASE("a batch killed in the middle leaves no half-written result, and the n
   // What it had started dies with it.
   for (int i = 0; i < 250 && !processes_mentioning(b.out.string()).empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CHECK_MESSAGE(processes_mentioning(b.out.string()).empty(), fmt::format("{}", fmt::join(processes_mentioning(b.out.string()), "\n")));
+  CHECK_MESSAGE(processes_mentioning(b.out.string()).empty(),
+                fmt::format("{}", fmt::join(processes_mentioning(b.out.string()), "\n")));
   REQUIRE(fs::exists(b.out / "students" / "s1" / "result.json"));
   int recorded = 0;
   for (const char* s : {"s1", "s2", "s3", "s4"}) {
@@ -211,8 +216,8 @@ TEST_CASE("a batch killed in the middle leaves no half-written result, and the n
   std::string output;
   REQUIRE(b.grade(lab_args(), output) == 0);
   INFO(output);
-  CHECK(output.find(fmt::format("graded {} of 4 submissions (0 refused, {} unchanged and skipped)", 4 - recorded, recorded)) !=
-        std::string::npos);
+  CHECK(output.find(fmt::format("graded {} of 4 submissions (0 refused, {} unchanged and skipped)", 4 - recorded,
+                                recorded)) != std::string::npos);
   for (const char* s : {"s1", "s2", "s3", "s4"}) CHECK(all_correct(b.result(s)));
   CHECK(leftovers(b.out).empty());
   CHECK_FALSE(fs::exists(b.out / ".scratch"));
@@ -231,10 +236,10 @@ TEST_CASE("two batches and a check at once on one machine grade every student as
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   std::thread batch_two([&] { status_second = second.grade(lab_args() + " --jobs 2", output_second); });
   std::thread check([&] {
-    status_check = run_command(fmt::format("'{}' check --source '{}' {} --json '{}'", GPULAB_CLI,
-                                           repo_path("solutions").string(), lab_args(),
-                                           (first.out.parent_path() / "check.json").string()),
-                               output_check);
+    status_check =
+        run_command(fmt::format("'{}' check --source '{}' {} --json '{}'", GPULAB_CLI, repo_path("solutions").string(),
+                                lab_args(), (first.out.parent_path() / "check.json").string()),
+                    output_check);
   });
   batch_one.join();
   batch_two.join();
@@ -257,7 +262,8 @@ TEST_CASE("two batches and a check at once on one machine grade every student as
   for (const auto& t : checked["labs"][0]["tasks"]) CHECK(t["cases_passed"] == t["cases_total"]);
 }
 
-TEST_CASE("a compiler killed from outside is the grader's failure: retried, recorded as not graded, and regraded later") {
+TEST_CASE(
+    "a compiler killed from outside is the grader's failure: retried, recorded as not graded, and regraded later") {
   // A copy of the grader whose C++ compiler kills itself: what another process (or a batch that took
   // the same sandbox user) does to a compile. It must never become the student's compile error.
   const fs::path fake = fs::path(GPULAB_SCRATCH) / "grade-grader-failure" / "grader";
@@ -360,7 +366,8 @@ std::string mismatch(const json& result, const toml::table& expected, const std:
       why += fmt::format("{}: no result; ", task);
       continue;
     }
-    const std::string status = (*t)["status"], text = (*t)["message"].get<std::string>() + "\n" + (*t)["details"].get<std::string>();
+    const std::string status = (*t)["status"],
+                      text = (*t)["message"].get<std::string>() + "\n" + (*t)["details"].get<std::string>();
     bool matched = false;
     if (const auto* outcomes = expected.get_as<toml::array>(task))
       for (const auto& o : *outcomes) {
@@ -373,7 +380,8 @@ std::string mismatch(const json& result, const toml::table& expected, const std:
         const bool cpu_timing = backend == "opencl" && want == "passed" && status == "too_slow" &&
                                 (*t)["cases_passed"] == (*t)["cases_total"];
         if (want != status && !cpu_timing) continue;
-        if (contains_all(text, strings_of(oc->get("message"))) && contains_any(text, strings_of(oc->get("message_any"))))
+        if (contains_all(text, strings_of(oc->get("message"))) &&
+            contains_any(text, strings_of(oc->get("message_any"))))
           matched = true;
       }
     if (!matched) why += fmt::format("{}: got {} \"{}\"; ", task, status, text.substr(0, 300));
@@ -448,23 +456,26 @@ std::vector<fs::path> files_named(const fs::path& root, const std::string& name)
   for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
-    if (it->path().filename() == ".git") it.disable_recursion_pending();
-    else if (it->path().filename() == name) found.push_back(it->path());
+    if (it->path().filename() == ".git")
+      it.disable_recursion_pending();
+    else if (it->path().filename() == name)
+      found.push_back(it->path());
   }
   return found;
 }
 
 }  // namespace
 
-TEST_CASE("a batch with hostile and broken submissions gives each a clear error or zero and grades the good ones correctly") {
+TEST_CASE(
+    "a batch with hostile and broken submissions gives each a clear error or zero and grades the good ones correctly") {
   const fs::path corpus = repo_path("tests/fixtures/submissions");
   const auto expected = toml::parse_file((corpus / "expected.toml").string());
   Batch b("grade-hostile");
   for (const auto& e : fs::directory_iterator(corpus))
     if (e.is_directory()) fs::copy(e.path(), b.submissions / e.path().filename(), fs::copy_options::recursive);
   std::string output;
-  REQUIRE(run_command(fmt::format("/usr/bin/python3 '{}' '{}' '{}'", (corpus / "make_archives.py").string(), GPULAB_REPO,
-                                  b.submissions.string()),
+  REQUIRE(run_command(fmt::format("/usr/bin/python3 '{}' '{}' '{}'", (corpus / "make_archives.py").string(),
+                                  GPULAB_REPO, b.submissions.string()),
                       output) == 0);
   for (const char* good : {"good-1", "good-2"}) b.add_folder(good, "solutions", graded_lab().id);
 
@@ -478,8 +489,9 @@ TEST_CASE("a batch with hostile and broken submissions gives each a clear error 
   // CPU timings of two jobs at once are not what this test is about: on PoCL a correct task may be
   // too slow; on a GPU each timing run has the GPU to itself, and good students must pass.
   output.clear();
-  const int status = b.grade(lab_args(g_backend) + " --jobs 2 --timeout 10 --time-limit 120 --memory 4 --processes 128 "
-                                                  "--output-limit 16",
+  const int status = b.grade(lab_args(g_backend) +
+                                 " --jobs 2 --timeout 10 --time-limit 120 --memory 4 --processes 128 "
+                                 "--output-limit 16",
                              output);
   INFO(output);
   REQUIRE(status == 0);
@@ -489,7 +501,8 @@ TEST_CASE("a batch with hostile and broken submissions gives each a clear error 
   for (const auto& entry : fs::directory_iterator(b.submissions)) {
     std::string student = entry.path().filename().string();
     for (const char* ext : {".tar.gz", ".zip"})
-      if (student.size() > std::strlen(ext) && student.ends_with(ext)) student.resize(student.size() - std::strlen(ext));
+      if (student.size() > std::strlen(ext) && student.ends_with(ext))
+        student.resize(student.size() - std::strlen(ext));
     const fs::path record = b.out / "students" / student / "result.json";
     if (!fs::exists(record)) {
       failures += student + ": no result\n";
@@ -501,7 +514,8 @@ TEST_CASE("a batch with hostile and broken submissions gives each a clear error 
       if (const auto why = mismatch(result, *t, g_backend); !why.empty()) failures += student + ": " + why + "\n";
       if (auto limit = t->at_path("checks.max_output_kept").value<int64_t>())
         for (const auto& l : result["labs"])
-          if (static_cast<int64_t>(l.value("output", "").size()) > *limit) failures += student + ": kept too much output\n";
+          if (static_cast<int64_t>(l.value("output", "").size()) > *limit)
+            failures += student + ": kept too much output\n";
     } else if (g_backend == "cuda" ? result["score"] != result["max_score"] : !all_correct(result)) {
       failures += student + ": a good student was not graded correctly: " + messages(result) + "\n";
     }
@@ -516,10 +530,12 @@ TEST_CASE("a batch with hostile and broken submissions gives each a clear error 
     for (const auto& root : {fs::path(GPULAB_REPO), b.submissions.parent_path(), fs::temp_directory_path()})
       CHECK_MESSAGE(files_named(root, name).empty(), fmt::format("{} found under {}", name, root.string()));
   }
-  CHECK_MESSAGE(processes_mentioning(b.out.string()).empty(), fmt::format("{}", fmt::join(processes_mentioning(b.out.string()), "\n")));
+  CHECK_MESSAGE(processes_mentioning(b.out.string()).empty(),
+                fmt::format("{}", fmt::join(processes_mentioning(b.out.string()), "\n")));
   const json batch = json::parse(read_file(b.out / "batch.json"));
-  MESSAGE(fmt::format("{} submissions graded in {:.0f} s ({:.0f} per hour), isolation: {}", batch["submissions"].get<int>(),
-                      batch["wall_s"].get<double>(), batch["throughput_per_hour"].get<double>(), batch["isolation"].get<std::string>()));
+  MESSAGE(fmt::format("{} submissions graded in {:.0f} s ({:.0f} per hour), isolation: {}",
+                      batch["submissions"].get<int>(), batch["wall_s"].get<double>(),
+                      batch["throughput_per_hour"].get<double>(), batch["isolation"].get<std::string>()));
 }
 
 // The sandbox itself, without a submission: what the scans of a submission let through must still
@@ -546,8 +562,9 @@ TEST_CASE("the sandbox keeps a command off the network, out of every folder but 
 
   // Writes: only its own folder.
   const fs::path outside = fs::path(GPULAB_REPO) / "labs" / "PWNED-sandbox-test";
-  const auto writes = sh(fmt::format("echo x > '{}'; echo x > '{}/PWNED'; echo x > /tmp/PWNED-sandbox-test; echo ok > '{}/mine'",
-                                     outside.string(), out.string(), box.string()));
+  const auto writes =
+      sh(fmt::format("echo x > '{}'; echo x > '{}/PWNED'; echo x > /tmp/PWNED-sandbox-test; echo ok > '{}/mine'",
+                     outside.string(), out.string(), box.string()));
   CHECK(writes.exited_ok());
   CHECK(fs::exists(box / "mine"));
   if (isolation.bubblewrap || isolation.own_user) {
@@ -577,7 +594,8 @@ TEST_CASE("the sandbox keeps a command off the network, out of every folder but 
   const auto bomb = sh(fmt::format("echo 'f() {{ f | f & }}; f; sleep 100' > {0}; /bin/sh {0}", bomb_script));
   CHECK(bomb.killed_for == cli::KillReason::timeout);
   CHECK(bomb.peak_processes > 1);
-  CHECK_MESSAGE(processes_mentioning(bomb_script).empty(), fmt::format("{}", fmt::join(processes_mentioning(bomb_script), "\n")));
+  CHECK_MESSAGE(processes_mentioning(bomb_script).empty(),
+                fmt::format("{}", fmt::join(processes_mentioning(bomb_script), "\n")));
 
   // Memory and output.
   limits.wall_s = 60;
@@ -594,7 +612,8 @@ TEST_CASE("the sandbox keeps a command off the network, out of every folder but 
     limits.idle_s = 0;
   }
   limits.disk_bytes = 8 << 20;  // many files, each under the output limit
-  const auto disk = sh("i=0; while [ $i -lt 100 ]; do head -c 900000 /dev/zero > f$i; i=$((i + 1)); sleep 0.01; done; sleep 30");
+  const auto disk =
+      sh("i=0; while [ $i -lt 100 ]; do head -c 900000 /dev/zero > f$i; i=$((i + 1)); sleep 0.01; done; sleep 30");
   CHECK(disk.killed_for == cli::KillReason::disk);
   const auto output = sh("yes 'the same line again'");
   CHECK(output.signal == SIGXFSZ);

@@ -31,7 +31,8 @@ struct RunnerEvents {
 };
 
 // Runs the runner with `secrets` (a JSON line, or nothing) on its standard input.
-RunnerEvents run_runner(const fs::path& runner, const std::string& secrets, const std::string& name, int expected_exit = 0) {
+RunnerEvents run_runner(const fs::path& runner, const std::string& secrets, const std::string& name,
+                        int expected_exit = 0) {
   const fs::path progress = fs::path(GPULAB_SCRATCH) / ("hidden-cases-" + name + ".jsonl");
   fs::remove(progress);
   std::string output;
@@ -54,7 +55,9 @@ RunnerEvents run_runner(const fs::path& runner, const std::string& secrets, cons
 
 }  // namespace
 
-TEST_CASE("the lab runner runs the hidden cases only when its standard input asks, alone and marked hidden, and gpulab check runs none") {
+TEST_CASE(
+    "the lab runner runs the hidden cases only when its standard input asks, alone and marked hidden, and gpulab check "
+    "runs none") {
   // With the random cases the seed draws: visible ones in every run, hidden ones only when grading.
   const auto& lab = one_task_lab();
   const gpulab::Manifest manifest = gpulab::with_random_cases(lab, 12345, true);

@@ -87,8 +87,8 @@ TEST_CASE("a lab is chosen by folder, name or number, and a wrong name lists the
   REQUIRE(labs.size() >= 2);
   const auto& chosen = labs[1];  // not the first, so "the first lab" cannot pass for the chosen one
   for (const std::string lab : {chosen.id, chosen.name, std::to_string(std::stoi(chosen.id))}) {
-    const auto run = run_check(repo_path("solutions"), "--backend opencl --task " + chosen.tasks.front().name +
-                                                           " --lab " + lab);
+    const auto run =
+        run_check(repo_path("solutions"), "--backend opencl --task " + chosen.tasks.front().name + " --lab " + lab);
     CAPTURE(lab);
     REQUIRE(run.report.is_object());
     REQUIRE(run.report.at("labs").size() == 1);
@@ -106,4 +106,3 @@ TEST_CASE("the report names the seed, and the same seed gives the same inputs") 
   CHECK(run.report.at("seed") == 12345);
   CHECK(run.output.find("SEED=12345 reproduces this run") != std::string::npos);
 }
-

@@ -41,7 +41,8 @@ std::vector<std::string> case_names(const gpulab::Manifest& m) {
 
 }  // namespace
 
-TEST_CASE("a student release leaves out the solutions, the fixtures and the hidden cases, and keeps every student file") {
+TEST_CASE(
+    "a student release leaves out the solutions, the fixtures and the hidden cases, and keeps every student file") {
   const fs::path out = fresh_folder("release/contents");
   const auto summary = write_student_release(GPULAB_REPO, out);
   INFO(gpulab::cli::describe(summary));
@@ -52,7 +53,8 @@ TEST_CASE("a student release leaves out the solutions, the fixtures and the hidd
   CHECK_FALSE(fs::exists(out / "solutions"));
   CHECK_FALSE(fs::exists(out / "tests/fixtures"));
   CHECK_FALSE(fs::exists(out / ".git"));
-  for (const char* kept : {"README.md", "Makefile", "CMakeLists.txt", "tests/CMakeLists.txt", "common", "grader", "docs"})
+  for (const char* kept :
+       {"README.md", "Makefile", "CMakeLists.txt", "tests/CMakeLists.txt", "common", "grader", "docs"})
     CHECK_MESSAGE(fs::exists(out / kept), kept);
 
   // Manifests: valid, without hidden cases, the instructor's visible cases in order, nothing else changed.
@@ -63,7 +65,8 @@ TEST_CASE("a student release leaves out the solutions, the fixtures and the hidd
     const gpulab::Manifest released = gpulab::load_manifest(released_path);
     CHECK_FALSE(released.has_hidden_cases());
     CHECK(case_names(released) == case_names(gpulab::without_hidden_cases(instructor)));
-    CHECK(is_subsequence(gpulab::split_lines(read_file(released_path)), gpulab::split_lines(read_file(instructor.path))));
+    CHECK(
+        is_subsequence(gpulab::split_lines(read_file(released_path)), gpulab::split_lines(read_file(instructor.path))));
     instructor_hidden += static_cast<int>(instructor.cases.size() - released.cases.size());
     // Every student file is there.
     for (const auto& [backend, files] : instructor.files)
@@ -115,7 +118,8 @@ TEST_CASE("the student release builds, reports the skeleton as not implemented, 
 
   std::string output;
   const std::string configure = std::string("'") + GPULAB_CMAKE + "' -S '" + repo.string() + "' -B '" + build.string() +
-                                "' -G '" + GPULAB_CMAKE_GENERATOR + "' -DCMAKE_BUILD_TYPE=Release -DGPULAB_WITH_CUDA=OFF";
+                                "' -G '" + GPULAB_CMAKE_GENERATOR +
+                                "' -DCMAKE_BUILD_TYPE=Release -DGPULAB_WITH_CUDA=OFF";
   REQUIRE_MESSAGE(run_command(configure, output) == 0, output);
   output.clear();
   const std::string compile = std::string("'") + GPULAB_CMAKE + "' --build '" + build.string() +
@@ -125,8 +129,8 @@ TEST_CASE("the student release builds, reports the skeleton as not implemented, 
   // `gpulab check` grades the student's own labs/ by default, as `make check` does.
   output.clear();
   const fs::path json = root / "report.json";
-  const int exit_code = run_command("'" + (build / "gpulab").string() + "' check --lab " + lab.name + " --backend opencl --json '" +
-                                        json.string() + "'",
+  const int exit_code = run_command("'" + (build / "gpulab").string() + "' check --lab " + lab.name +
+                                        " --backend opencl --json '" + json.string() + "'",
                                     output);
   INFO(output);
   CHECK(exit_code == 1);
@@ -143,10 +147,12 @@ TEST_CASE("the student release builds, reports the skeleton as not implemented, 
   // `make test` there: the tests that need the solutions are replaced by one that says so.
   output.clear();
   REQUIRE(run_command("cd '" + build.string() + "' && '" + GPULAB_CTEST + "' -N", output) == 0);
-  CHECK(output.find("tests that need the reference solutions are skipped in the student repository") != std::string::npos);
+  CHECK(output.find("tests that need the reference solutions are skipped in the student repository") !=
+        std::string::npos);
   CHECK(output.find("the docs site builds strictly") == std::string::npos);
   output.clear();
-  CHECK(run_command("cd '" + build.string() + "' && '" + GPULAB_CTEST + "' --output-on-failure -R 'reference solutions'",
-                    output) == 0);
+  CHECK(
+      run_command("cd '" + build.string() + "' && '" + GPULAB_CTEST + "' --output-on-failure -R 'reference solutions'",
+                  output) == 0);
   CHECK(output.find("Skipped") != std::string::npos);
 }

@@ -23,13 +23,17 @@ std::vector<long> shape_of(const gpulab::Case& c, const std::vector<std::string>
   std::vector<long> shape;
   const std::string image = c.params.value("image", "");
   for (const auto& dim : dims) {
-    if (c.params.contains(dim)) shape.push_back(c.params.at(dim).get<long>());
-    else if (dim == "n" && c.params.contains("text")) shape.push_back(static_cast<long>(c.params.at("text").get<std::string>().size()));
-    else if (dim == "n") shape.push_back(c.params.at("length").get<long>());
+    if (c.params.contains(dim))
+      shape.push_back(c.params.at(dim).get<long>());
+    else if (dim == "n" && c.params.contains("text"))
+      shape.push_back(static_cast<long>(c.params.at("text").get<std::string>().size()));
+    else if (dim == "n")
+      shape.push_back(c.params.at("length").get<long>());
     else if (image.ends_with(".png")) {
       const auto picture = gpulab::read_png(repo_path("common/images/" + image));
       shape.push_back(dim == "width" ? picture.width : picture.height);
-    } else FAIL("case " << c.name << " has no " << dim);
+    } else
+      FAIL("case " << c.name << " has no " << dim);
   }
   return shape;
 }

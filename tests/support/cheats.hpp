@@ -32,13 +32,15 @@ inline std::vector<std::string> strings_of(const toml::node* node) {
 
 inline bool contains_all(const std::string& text, const std::vector<std::string>& parts) {
   const std::string haystack = lowered(text);
-  return std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return haystack.find(lowered(p)) != std::string::npos; });
+  return std::all_of(parts.begin(), parts.end(),
+                     [&](const std::string& p) { return haystack.find(lowered(p)) != std::string::npos; });
 }
 
 inline bool contains_any(const std::string& text, const std::vector<std::string>& parts) {
   const std::string haystack = lowered(text);
-  return parts.empty() ||
-         std::any_of(parts.begin(), parts.end(), [&](const std::string& p) { return haystack.find(lowered(p)) != std::string::npos; });
+  return parts.empty() || std::any_of(parts.begin(), parts.end(), [&](const std::string& p) {
+           return haystack.find(lowered(p)) != std::string::npos;
+         });
 }
 
 // Graded as a correct submission: every case right and passed; on a CPU (OpenCL) a correct task may
@@ -56,8 +58,10 @@ inline bool meets(const nlohmann::json& task, const toml::table& outcome, const 
   const std::string text = task.value("message", "") + "\n" + task.value("details", "");
   bool status_ok = false;
   if (want == "correct") return graded_correct(task, backend);
-  if (want == "any_failure") status_ok = status != "passed" && task.value("points", 0.0) == 0.0;
-  else status_ok = status == want;
+  if (want == "any_failure")
+    status_ok = status != "passed" && task.value("points", 0.0) == 0.0;
+  else
+    status_ok = status == want;
   return status_ok && contains_all(text, strings_of(outcome.get("message"))) &&
          contains_any(text, strings_of(outcome.get("message_any")));
 }

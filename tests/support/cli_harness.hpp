@@ -40,8 +40,7 @@ inline std::string replaced(std::string text, const std::string& from, const std
 // A copy of solutions/ (or labs/) in a scratch folder, edited by the test.
 class SourceTree {
  public:
-  SourceTree(const std::string& name, const std::string& from = "solutions")
-      : root_(fs::path(GPULAB_SCRATCH) / name) {
+  SourceTree(const std::string& name, const std::string& from = "solutions") : root_(fs::path(GPULAB_SCRATCH) / name) {
     fs::remove_all(root_);
     fs::create_directories(root_);
     fs::copy(fs::path(GPULAB_REPO) / from, root_, fs::copy_options::recursive);
@@ -51,9 +50,7 @@ class SourceTree {
   SourceTree& replace(const std::string& file, const std::string& from, const std::string& to) {
     try {
       write_file(root_ / file, replaced(read_file(root_ / file), from, to));
-    } catch (const std::runtime_error& e) {
-      throw std::runtime_error(std::string(e.what()) + " in " + file);
-    }
+    } catch (const std::runtime_error& e) { throw std::runtime_error(std::string(e.what()) + " in " + file); }
     return *this;
   }
   SourceTree& append(const std::string& file, const std::string& text) {

@@ -39,24 +39,43 @@ TEST_CASE("nm's POSIX output is split into referenced symbols and strong global 
   CHECK(symbols.defined_global == std::vector<std::string>{"_Z11saxpy_naivePKfS0_Pfiii", "g_table"});
 }
 
-TEST_CASE("the CUDA allowlist keeps launches, device memory, guarded copies, events and errors and refuses every other way back to the host") {
+TEST_CASE(
+    "the CUDA allowlist keeps launches, device memory, guarded copies, events and errors and refuses every other way "
+    "back to the host") {
   const auto cuda = repo_allowlist("cuda");
-  const auto symbols = cli::parse_nm(undefined(
-      {"cudaMalloc", "cudaFree", "__cudaLaunchKernel", "__cudaRegisterFunction", "cudaEventElapsedTime", "cudaGetLastError",
-       "_Znwm", "_ZSt20__throw_length_errorPKc", "memcpy", "sqrtf", "cudaMemcpy",  // cudaMemcpy: through its guard
-       // refused: other copies, driver entry points, libraries, managed and host memory, streams
-       "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyFromSymbol", "cudaGetDriverEntryPoint",
-       "cudaGetDriverEntryPointByVersion", "cuGetProcAddress_v2", "cublasSgemm_v2", "cudaMallocManaged", "cudaMallocHost",
-       "cudaHostAlloc", "cudaHostRegister", "cudaStreamCreate", "cudaGraphLaunch", "dlsym", "fopen", "getenv", "write",
-       "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode", "_ZN6gpulab14compare_withinEv",
-       "_ZN4toml2v36detail6parserC1Ev", "png_create_read_struct", "_ZN3fmt2v97vformatENS0_17basic_string_viewIcEE"}));
+  const auto symbols = cli::parse_nm(
+      undefined({"cudaMalloc", "cudaFree", "__cudaLaunchKernel", "__cudaRegisterFunction", "cudaEventElapsedTime",
+                 "cudaGetLastError", "_Znwm", "_ZSt20__throw_length_errorPKc", "memcpy", "sqrtf",
+                 "cudaMemcpy",  // cudaMemcpy: through its guard
+                 // refused: other copies, driver entry points, libraries, managed and host memory, streams
+                 "cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyFromSymbol", "cudaGetDriverEntryPoint",
+                 "cudaGetDriverEntryPointByVersion", "cuGetProcAddress_v2", "cublasSgemm_v2", "cudaMallocManaged",
+                 "cudaMallocHost", "cudaHostAlloc", "cudaHostRegister", "cudaStreamCreate", "cudaGraphLaunch", "dlsym",
+                 "fopen", "getenv", "write", "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode",
+                 "_ZN6gpulab14compare_withinEv", "_ZN4toml2v36detail6parserC1Ev", "png_create_read_struct",
+                 "_ZN3fmt2v97vformatENS0_17basic_string_viewIcEE"}));
   CHECK(cli::refused_references(symbols, cuda) ==
-        std::vector<std::string>{"cudaMemcpyAsync", "cudaMemcpy2D", "cudaMemcpyFromSymbol",
-                                 "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion", "cuGetProcAddress_v2",
-                                 "cublasSgemm_v2", "cudaMallocManaged", "cudaMallocHost", "cudaHostAlloc",
-                                 "cudaHostRegister", "cudaStreamCreate", "cudaGraphLaunch", "dlsym", "fopen", "getenv",
-                                 "write", "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode",
-                                 "_ZN6gpulab14compare_withinEv", "_ZN4toml2v36detail6parserC1Ev", "png_create_read_struct",
+        std::vector<std::string>{"cudaMemcpyAsync",
+                                 "cudaMemcpy2D",
+                                 "cudaMemcpyFromSymbol",
+                                 "cudaGetDriverEntryPoint",
+                                 "cudaGetDriverEntryPointByVersion",
+                                 "cuGetProcAddress_v2",
+                                 "cublasSgemm_v2",
+                                 "cudaMallocManaged",
+                                 "cudaMallocHost",
+                                 "cudaHostAlloc",
+                                 "cudaHostRegister",
+                                 "cudaStreamCreate",
+                                 "cudaGraphLaunch",
+                                 "dlsym",
+                                 "fopen",
+                                 "getenv",
+                                 "write",
+                                 "_ZNSt14basic_ifstreamIcSt11char_traitsIcEEC1EPKcSt13_Ios_Openmode",
+                                 "_ZN6gpulab14compare_withinEv",
+                                 "_ZN4toml2v36detail6parserC1Ev",
+                                 "png_create_read_struct",
                                  "_ZN3fmt2v97vformatENS0_17basic_string_viewIcEE"});
 }
 
@@ -74,7 +93,9 @@ TEST_CASE("a lab's own allowance adds to the backend's allowlist, for that lab o
     if (m.name != "hello") CHECK(m.allow.empty());
 }
 
-TEST_CASE("the OpenCL allowlist keeps kernels, NDRanges and device buffers and refuses reads, maps, SVM, images, native kernels and extension lookups") {
+TEST_CASE(
+    "the OpenCL allowlist keeps kernels, NDRanges and device buffers and refuses reads, maps, SVM, images, native "
+    "kernels and extension lookups") {
   const auto opencl = repo_allowlist("opencl");
   const auto symbols = cli::parse_nm(undefined(
       {"clSetKernelArg", "clEnqueueNDRangeKernel", "clCreateBuffer", "clEnqueueCopyBuffer", "clFinish",
@@ -106,20 +127,27 @@ TEST_CASE("the contract functions are found among an object's definitions by the
 }
 
 TEST_CASE("the headers of a dependency file are read as the compiler wrote them, line continuations and all") {
-  const std::string gcc = "x.o: /src/saxpy.cu /usr/include/stdio.h \\\n /usr/local/cuda/include/cub/cub.cuh \\\n  /a\\ b/c.h\n";
+  const std::string gcc =
+      "x.o: /src/saxpy.cu /usr/include/stdio.h \\\n /usr/local/cuda/include/cub/cub.cuh \\\n  /a\\ b/c.h\n";
   CHECK(cli::included_headers(gcc, "/src/saxpy.cu") ==
         std::vector<std::string>{"/a b/c.h", "/usr/include/stdio.h", "/usr/local/cuda/include/cub/cub.cuh"});
   const std::string nvcc = "x.o : /src/t.cu \\\n    /usr/include/stdc-predef.h \\\n";
   CHECK(cli::included_headers(nvcc, "/src/t.cu") == std::vector<std::string>{"/usr/include/stdc-predef.h"});
 }
 
-TEST_CASE("a header is refused where a pattern starts a path component, and harness headers other than the student API are refused") {
+TEST_CASE(
+    "a header is refused where a pattern starts a path component, and harness headers other than the student API are "
+    "refused") {
   const std::vector<std::string> patterns{"cub/", "cublas", "nlohmann/"};
-  const std::vector<std::string> headers{
-      "/usr/local/cuda/include/cub/device/device_radix_sort.cuh", "/usr/local/cuda/include/cublas_v2.h",
-      "/usr/include/nlohmann/json.hpp", "/home/me/mycub/x.h", "/usr/include/stdio.h",
-      "/repo/common/include/gpulab/student/cuda.hpp", "/repo/common/include/gpulab/errors.hpp",
-      "/repo/common/include/gpulab/compare.hpp", "/repo/common/include/gpulab/student/../device.hpp"};
+  const std::vector<std::string> headers{"/usr/local/cuda/include/cub/device/device_radix_sort.cuh",
+                                         "/usr/local/cuda/include/cublas_v2.h",
+                                         "/usr/include/nlohmann/json.hpp",
+                                         "/home/me/mycub/x.h",
+                                         "/usr/include/stdio.h",
+                                         "/repo/common/include/gpulab/student/cuda.hpp",
+                                         "/repo/common/include/gpulab/errors.hpp",
+                                         "/repo/common/include/gpulab/compare.hpp",
+                                         "/repo/common/include/gpulab/student/../device.hpp"};
   std::vector<std::string> refused;
   for (const auto& r : cli::refused_headers(headers, patterns, "/repo/common/include")) refused.push_back(r.header);
   CHECK(refused == std::vector<std::string>{"/usr/local/cuda/include/cub/device/device_radix_sort.cuh",

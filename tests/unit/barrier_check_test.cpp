@@ -369,8 +369,8 @@ TEST_CASE("the build's warnings name the lab's kernel files by lab and file, and
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "smooth.cl") << "kernel void k(global float* a, int n) {\n"
-                                         "  if (get_global_id(0) >= n) return;\n"
-                                         "  barrier(CLK_LOCAL_MEM_FENCE);\n}\n";
+                                      "  if (get_global_id(0) >= n) return;\n"
+                                      "  barrier(CLK_LOCAL_MEM_FENCE);\n}\n";
   std::ofstream(dir / "smooth_opencl.cpp") << "void f() { if (x) barrier(1); }\n";  // host code: not scanned
   Manifest m;
   m.id = "08-smooth";

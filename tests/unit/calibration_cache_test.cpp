@@ -84,8 +84,11 @@ struct FakeRunner {
     const fs::path script = dir / "runner.sh";
     std::ofstream(script) << "#!/bin/sh\n"
                              "while [ $# -gt 0 ]; do [ \"$1\" = --progress ] && p=\"$2\"; shift; done\n"
-                             "read -r line; printf '%s\\n' \"$line\" > '" << (dir / "stdin.json").string() << "'\n"
-                             "cat '" << (dir / "events.jsonl").string() << "' >> \"$p\"\n";
+                             "read -r line; printf '%s\\n' \"$line\" > '"
+                          << (dir / "stdin.json").string()
+                          << "'\n"
+                             "cat '"
+                          << (dir / "events.jsonl").string() << "' >> \"$p\"\n";
     fs::permissions(script, fs::perms::owner_all);
   }
   // Events of a clean run of every task of `m`; `calibration_at` places the calibration event
@@ -93,8 +96,10 @@ struct FakeRunner {
   void write_events(const Manifest& m, const json& calibration, int calibration_at = 0, int calibrations = 1) {
     std::ofstream out(dir / "events.jsonl");
     const DeviceInfo d = pocl();
-    out << json{{"event", "device"}, {"backend", d.backend}, {"index", d.index}, {"name", d.name},
-                {"platform", d.platform}, {"details", d.details}, {"class", "cpu"}, {"at_s", 0.01}}.dump() << "\n";
+    out << json{{"event", "device"},      {"backend", d.backend}, {"index", d.index}, {"name", d.name},
+                {"platform", d.platform}, {"details", d.details}, {"class", "cpu"},   {"at_s", 0.01}}
+               .dump()
+        << "\n";
     json event = calibration;
     event["event"] = "calibration";
     event["took_s"] = 0.5;
@@ -164,9 +169,10 @@ TEST_CASE("a calibration cached for another device, driver or grader version is 
 TEST_CASE("a corrupt cache file is ignored with a message, and the next measurement replaces it") {
   const cli::CalibrationCache cache(fresh_dir("corrupt"));
   const json key = cli::calibration_cache_key(pocl(), "0.1.0+abc", a_lab());
-  for (const std::string& bad : std::vector<std::string>{"{ not json", R"({"no key": 1})", json{{"key", key}}.dump(),
-                                json{{"key", key}, {"calibration", {{"unit", "GB/s"}, {"rates", {{"copy", -1}}}}}}.dump(),
-                                json{{"key", key}, {"calibration", {{"unit", "GB/s"}, {"rates", {{"copy", 40}}}}}}.dump()}) {
+  for (const std::string& bad : std::vector<std::string>{
+           "{ not json", R"({"no key": 1})", json{{"key", key}}.dump(),
+           json{{"key", key}, {"calibration", {{"unit", "GB/s"}, {"rates", {{"copy", -1}}}}}}.dump(),
+           json{{"key", key}, {"calibration", {{"unit", "GB/s"}, {"rates", {{"copy", 40}}}}}}.dump()}) {
     cli::write_text_atomically(bad, cache.file_for(key));
     std::optional<Calibration> found;
     const std::string said = captured_stderr([&] { found = cache.find(key, 1001.0); });
@@ -251,7 +257,8 @@ TEST_CASE("the report says when the calibration was measured, and whether it cam
   lab.calibration = measured(unix_seconds_now() - 190);
   lab.calibration.origin = "cache";
   run.labs.push_back(lab);
-  CHECK(cli::render_report(run, false).find("device copy 40.00 GB/s, cached, measured 3 min ago]") != std::string::npos);
+  CHECK(cli::render_report(run, false).find("device copy 40.00 GB/s, cached, measured 3 min ago]") !=
+        std::string::npos);
   run.labs[0].calibration = measured(unix_seconds_now() - 25.5);
   run.labs[0].calibration.origin = "cache";
   CHECK(cli::render_report(run, false).find("cached, measured 25 s ago]") != std::string::npos);

@@ -65,7 +65,7 @@ TEST_CASE("a 2-D mismatch report names the wrong rows and columns") {
   const std::size_t rows = 6, cols = 40;
   std::vector<float> expected(rows * cols, 1.0f), got = expected;
   for (std::size_t c = 32; c < 40; ++c) got[2 * cols + c] = 0;  // row 2, columns 32-39
-  got[5 * cols + 0] = 0;                                         // row 5, column 0
+  got[5 * cols + 0] = 0;                                        // row 5, column 0
   const auto cmp = compare_exact<float>(expected, got, cols);
   CHECK(cmp.wrong == 9);
   CHECK(cmp.wrong_rows == std::vector<std::size_t>{2, 5});

@@ -62,7 +62,8 @@ TEST_CASE("a write before the start is counted back from the start, and both end
   CHECK(damage.find("wrote 3 elements before the start of c, indices -3..-1") != std::string::npos);
 }
 
-TEST_CASE("a launch faster than moving its bytes at the copy bandwidth, by more than the margin, beats the speed of light") {
+TEST_CASE(
+    "a launch faster than moving its bytes at the copy bandwidth, by more than the margin, beats the speed of light") {
   Calibration cal;
   cal.copy_gbps = 1000;  // 1 GB per ms
   const auto light = speed_of_light_ms(2e9, 0, cal);
@@ -74,7 +75,9 @@ TEST_CASE("a launch faster than moving its bytes at the copy bandwidth, by more 
   CHECK(faster_than_device(0.01, light));
 }
 
-TEST_CASE("for a compute-bound kernel the FP32 peak bounds the time when it is known, and nothing is bounded without calibrations") {
+TEST_CASE(
+    "for a compute-bound kernel the FP32 peak bounds the time when it is known, and nothing is bounded without "
+    "calibrations") {
   Calibration cal;
   CHECK(!speed_of_light_ms(1e9, 1e12, cal));
   CHECK(!faster_than_device(1e-6, speed_of_light_ms(1e9, 1e12, cal)));
@@ -83,7 +86,7 @@ TEST_CASE("for a compute-bound kernel the FP32 peak bounds the time when it is k
   const auto light = speed_of_light_ms(2e8, 2.0 * 4096.0 * 4096.0 * 4096.0, cal);
   REQUIRE(light);
   CHECK(*light == doctest::Approx(2.0 * 4096.0 * 4096.0 * 4096.0 / 60e12 * 1e3));  // flops dominate
-  CHECK(faster_than_device(*light / 2, light));  // a copy of C instead of the product
+  CHECK(faster_than_device(*light / 2, light));                                    // a copy of C instead of the product
 }
 
 TEST_CASE("a word transform reorders bytes, then flips bits, and its inverse undoes it") {

@@ -42,7 +42,8 @@ json record_with_hidden_failure() {
          "message": "case 41x59 (primes): 12 of 2419 elements differ",
          "details": "wrong in 1 of 12 cases: 41x59 (primes) (hidden case)", "points": 0.0, "max_points": 7.0,
          "bonus": false, "cases_passed": 11, "cases_total": 12,
-         "cases": [{"name": "41x59 (primes)", "passed": false, "hidden": true, "message": "41x59 differs", "details": "row 3"}]}]}]
+         "cases": [{"name": "41x59 (primes)", "passed": false, "hidden": true, "message": "41x59 differs",
+                    "details": "row 3"}]}]}]
   })json");
 }
 
@@ -95,8 +96,12 @@ TEST_CASE("the gradebook's findings column lists each task's finding and each di
 }
 
 TEST_CASE("a student the grader failed for has no points in the gradebook, only 'not graded' and why") {
-  const json failed{{"student", "dana"}, {"submission", "dana.zip"}, {"grader_error", true}, {"score", nullptr},
-                    {"max_score", 10.0}, {"labs", json::array()},
+  const json failed{{"student", "dana"},
+                    {"submission", "dana.zip"},
+                    {"grader_error", true},
+                    {"score", nullptr},
+                    {"max_score", 10.0},
+                    {"labs", json::array()},
                     {"error", "not graded: the grader failed (the compiler was killed by signal 9)"}};
   json refused = failed;
   refused.erase("grader_error");
@@ -107,7 +112,8 @@ TEST_CASE("a student the grader failed for has no points in the gradebook, only 
   const std::vector<Manifest> labs{saxpy_lab()};
   const std::string csv =
       cli::gradebook_csv({failed.get<cli::StudentRecord>(), refused.get<cli::StudentRecord>()}, labs);
-  CHECK(csv.find("dana,dana.zip,,,,10,not graded,not graded: the grader failed (the compiler was killed by signal 9),\n") !=
+  CHECK(csv.find(
+            "dana,dana.zip,,,,10,not graded,not graded: the grader failed (the compiler was killed by signal 9),\n") !=
         std::string::npos);
   INFO(csv);
   CHECK(csv.find("erin,erin.zip,0,0,0,10,refused,erin.zip: none of the lab files is there,\n") != std::string::npos);
@@ -125,7 +131,8 @@ TEST_CASE("a misnamed file is reported with the name it was found under") {
   const auto close = cli::near_misses(files, "labs/02-transpose/transpose.cu");
   REQUIRE(close.size() == 1);
   CHECK(close[0] == "labs/02-transpose/Transpose.cu");
-  CHECK(cli::near_misses({"lab2/transpose.cu"}, "labs/02-transpose/transpose.cu") == std::vector<std::string>{"lab2/transpose.cu"});
+  CHECK(cli::near_misses({"lab2/transpose.cu"}, "labs/02-transpose/transpose.cu") ==
+        std::vector<std::string>{"lab2/transpose.cu"});
 }
 
 TEST_CASE("a folder submission takes lab files under a wrapping folder and refuses a link that leaves it") {
@@ -147,7 +154,8 @@ TEST_CASE("a folder submission takes lab files under a wrapping folder and refus
   fs::remove_all(root);
 }
 
-TEST_CASE("a lab file missing under its name is reported with the near miss, by name in its folder and by path elsewhere") {
+TEST_CASE(
+    "a lab file missing under its name is reported with the near miss, by name in its folder and by path elsewhere") {
   const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-near-miss-{}", ::getpid());
   fs::remove_all(root);
   fs::create_directories(root / "sub/labs/02-transpose");
@@ -160,27 +168,29 @@ TEST_CASE("a lab file missing under its name is reported with the near miss, by 
   REQUIRE(cuda.missing.size() == 1);
   CHECK(cuda.missing[0] == "missing labs/02-transpose/transpose.cu (found Transpose.cu, expected transpose.cu)");
   const auto opencl = cli::take_lab_files(files, m, "opencl", root / "taken-opencl");
-  CHECK(std::find(opencl.missing.begin(), opencl.missing.end(),
-                  "missing labs/02-transpose/transpose.cl (found it at lab2/transpose.cl: it must be in labs/02-transpose/)") !=
-        opencl.missing.end());
+  CHECK(
+      std::find(
+          opencl.missing.begin(), opencl.missing.end(),
+          "missing labs/02-transpose/transpose.cl (found it at lab2/transpose.cl: it must be in labs/02-transpose/)") !=
+      opencl.missing.end());
   fs::remove_all(root);
 }
 
 TEST_CASE("something that is neither a folder nor an archive is refused with what a submission must be") {
   const fs::path file = fs::temp_directory_path() / fmt::format("gpulab-submission-{}.txt", ::getpid());
   std::ofstream(file) << "hello";
-  CHECK_THROWS_WITH_AS(cli::open_submission(file, fs::temp_directory_path()), doctest::Contains("not a folder, .zip or .tar.gz"),
-                       cli::SubmissionError);
+  CHECK_THROWS_WITH_AS(cli::open_submission(file, fs::temp_directory_path()),
+                       doctest::Contains("not a folder, .zip or .tar.gz"), cli::SubmissionError);
   fs::remove(file);
 }
 
 TEST_CASE("a CUDA batch grades three submissions per GPU by default, one per 4 cores at most, and OpenCL one") {
   using gpulab::cli::default_jobs;
-  CHECK(default_jobs("cuda", "", 1, 16) == 3);   // one H100, 16 cores: two compile while one runs
+  CHECK(default_jobs("cuda", "", 1, 16) == 3);  // one H100, 16 cores: two compile while one runs
   CHECK(default_jobs("cuda", "", 2, 32) == 6);
-  CHECK(default_jobs("cuda", "", 8, 16) == 4);   // the cores run out first
+  CHECK(default_jobs("cuda", "", 8, 16) == 4);  // the cores run out first
   CHECK(default_jobs("cuda", "", 1, 2) == 1);
   CHECK(default_jobs("cuda", "0", 2, 32) == 1);  // a chosen device: one lock, one job
   CHECK(default_jobs("cuda", "", 0, 16) == 1);
-  CHECK(default_jobs("opencl", "", 2, 32) == 1); // PoCL timings are fair only alone
+  CHECK(default_jobs("opencl", "", 2, 32) == 1);  // PoCL timings are fair only alone
 }

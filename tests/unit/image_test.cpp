@@ -28,9 +28,7 @@ TEST_CASE("a PNG written by the harness reads back pixel for pixel, and a broken
   CHECK(photo.width == 451);
   CHECK(photo.height == 300);
   CHECK(std::all_of(photo.pixels.begin(), photo.pixels.end(), [](const Rgba& p) { return p.a == 255; }));
-  {
-    std::ofstream(dir / "broken.png") << "not a png";
-  }
+  { std::ofstream(dir / "broken.png") << "not a png"; }
   CHECK_THROWS_WITH(read_png(dir / "broken.png"), doctest::Contains("broken.png"));
   CHECK_THROWS_WITH(read_png(dir / "missing.png"), doctest::Contains("missing.png"));
   std::filesystem::remove_all(dir);

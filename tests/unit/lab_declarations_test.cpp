@@ -110,7 +110,7 @@ TEST_CASE("the shape parameters a lab declares are parameters of its task's laun
     CAPTURE(lab.name());
     const Signature signature = require_signature(lab, repo_path("labs") / lab.manifest.id, "opencl", lab.shapes_task);
     const auto names = names_of(signature.arguments);
-    for (const auto& dim : lab.shapes_dims) CHECK_MESSAGE(names.contains(dim), dim << " is not a parameter of "
-                                                                                   << signature.opening);
+    for (const auto& dim : lab.shapes_dims)
+      CHECK_MESSAGE(names.contains(dim), dim << " is not a parameter of " << signature.opening);
   }
 }

@@ -63,9 +63,7 @@ devices = ["gpu"]
 std::string error_of(const std::string& text) {
   try {
     load_manifest(write_manifest(text));
-  } catch (const ManifestError& e) {
-    return e.what();
-  }
+  } catch (const ManifestError& e) { return e.what(); }
   return "no error";
 }
 }  // namespace
@@ -120,7 +118,8 @@ TEST_CASE("manifest mistakes that would make grading meaningless are rejected") 
   std::string text = kValid;
   CHECK(error_of(std::string(text).replace(text.find("copy_fraction"), 13, "speed")).find("unknown metric 'speed'") !=
         std::string::npos);
-  CHECK(error_of(std::string(text).replace(text.find("gpu = 0.5"), 9, "gpu = -1")).find("positive") != std::string::npos);
+  CHECK(error_of(std::string(text).replace(text.find("gpu = 0.5"), 9, "gpu = -1")).find("positive") !=
+        std::string::npos);
   CHECK(error_of(std::string(text).replace(text.find("gpu = 0.5"), 9, "tpu = 0.5")).find("unknown bound 'tpu'") !=
         std::string::npos);
   CHECK(error_of(std::string(text).replace(text.find("repeats = 20"), 12, "repeats = 3")).find("at least 10") !=
@@ -173,7 +172,8 @@ TEST_CASE("a hidden flag that is not true or false, or a hidden timing case, is 
   CHECK(error_of(hidden_timing).find("case 'big' is both hidden and a timing case") != std::string::npos);
 }
 
-TEST_CASE("every task of the course's labs has visible cases, and hidden ones exist only in the instructor's repository") {
+TEST_CASE(
+    "every task of the course's labs has visible cases, and hidden ones exist only in the instructor's repository") {
   int hidden = 0;
   for (const auto& m : load_all_manifests(fs::path(GPULAB_REPO) / "labs")) {
     const Manifest students = without_hidden_cases(m);
@@ -246,8 +246,9 @@ void check_coverage(const RandomCases& r, const std::vector<const Case*>& cases)
 
 }  // namespace
 
-TEST_CASE("every run's random cases cover multiples and non-multiples of every tile, each size region, square "
-          "and non-square shapes and every listed value, visible and hidden alike") {
+TEST_CASE(
+    "every run's random cases cover multiples and non-multiples of every tile, each size region, square "
+    "and non-square shapes and every listed value, visible and hidden alike") {
   for (const auto& m : load_all_manifests(fs::path(GPULAB_REPO) / "labs")) {
     CAPTURE(m.id);
     REQUIRE_FALSE(m.random.empty());
@@ -311,7 +312,8 @@ TEST_CASE("a [[random]] block that could not cover what it promises is rejected,
   CHECK(with("[8, 16]", "[8, 24]\npower_of_two = true").find("must be a power of two") != std::string::npos);
   CHECK(with("count = 6", "count = 6\ntasks = [\"slow\"]").find("task 'slow', which the lab does not have") !=
         std::string::npos);
-  CHECK(with("count = 6", "count = 6\nvalues = { radius = [0, 1, 2, 3, 4, 5, 6] }").find("'count' must be at least 7") !=
-        std::string::npos);
+  CHECK(
+      with("count = 6", "count = 6\nvalues = { radius = [0, 1, 2, 3, 4, 5, 6] }").find("'count' must be at least 7") !=
+      std::string::npos);
   CHECK(with("dims = [\"rows\", \"cols\"]\n", "").find("missing key 'dims'") != std::string::npos);
 }

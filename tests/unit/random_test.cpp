@@ -66,5 +66,11 @@ TEST_CASE("a stream drawn on every core holds the numbers of one pass and leaves
   draw_each(parallel, std::span(got), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
   CHECK(got == expected);
   CHECK(parallel.next() == one_pass.next());
-  CHECK(Rng(7).skipped(3).next() == [] { Rng r(7); r.next(); r.next(); r.next(); return r.next(); }());
+  CHECK(Rng(7).skipped(3).next() == [] {
+    Rng r(7);
+    r.next();
+    r.next();
+    r.next();
+    return r.next();
+  }());
 }

@@ -84,7 +84,8 @@ TEST_CASE("hidden cases at the end of the file leave no trailing blank line, and
   CHECK(remove_hidden_case_blocks(kManifest, {false, false, false, false, false}) == kManifest);
 }
 
-TEST_CASE("cases written other than as one [[cases]] block each are refused, since their hidden ones cannot be cut out") {
+TEST_CASE(
+    "cases written other than as one [[cases]] block each are refused, since their hidden ones cannot be cut out") {
   CHECK_THROWS_WITH(remove_hidden_case_blocks("cases = [{ name = \"a\", hidden = true }]\n", {true}),
                     doctest::Contains("write each case as a [[cases]] block of its own"));
 }
@@ -106,8 +107,8 @@ std::string read_file(const fs::path& path) {
 }
 
 int git(const fs::path& repo, const std::string& arguments) {
-  return std::system(("git -C '" + repo.string() + "' -c user.name=t -c user.email=t@t " + arguments +
-                      " >/dev/null 2>&1").c_str());
+  return std::system(
+      ("git -C '" + repo.string() + "' -c user.name=t -c user.email=t@t " + arguments + " >/dev/null 2>&1").c_str());
 }
 
 struct CourseCheckout {
@@ -131,7 +132,7 @@ TEST_CASE("a release of a git checkout ships the committed files, not the instru
   CourseCheckout course;
   write_file(course.root / "labs/00-first/kernel.cu", "the instructor's own solution\n");  // tried, not committed
   write_file(course.root / "labs/00-first/scratch.cu", "untracked\n");
-  fs::remove(course.root / "labs/00-first/notes.md");                                   // deleted, not committed
+  fs::remove(course.root / "labs/00-first/notes.md");  // deleted, not committed
   const fs::path out = course.root.string() + "-out";
   fs::remove_all(out);
 

@@ -40,9 +40,9 @@ TEST_CASE("task results survive the trip through JSON") {
 }
 
 TEST_CASE("every status has a name that reads back as the same status") {
-  for (Status s : {Status::passed, Status::wrong_result, Status::too_slow, Status::not_implemented,
-                   Status::compile_error, Status::kernel_fault, Status::timeout, Status::crashed, Status::error,
-                   Status::not_run, Status::rejected}) {
+  for (Status s :
+       {Status::passed, Status::wrong_result, Status::too_slow, Status::not_implemented, Status::compile_error,
+        Status::kernel_fault, Status::timeout, Status::crashed, Status::error, Status::not_run, Status::rejected}) {
     CHECK(status_from_string(to_string(s)) == s);
     CHECK(std::string(describe(s)).find('_') == std::string::npos);
   }
@@ -97,7 +97,9 @@ TEST_CASE("the FP32 peak estimate counts every lane of every multiprocessor at t
   CHECK_FALSE(nvidia_peak_gflops(9, 0, 0, 1980));
 }
 
-TEST_CASE("a buffer violation and an impossible speed are statuses of their own, with their finding, borderline and interleaved baseline kept in JSON") {
+TEST_CASE(
+    "a buffer violation and an impossible speed are statuses of their own, with their finding, borderline and "
+    "interleaved baseline kept in JSON") {
   TaskResult t;
   t.task = "tiled";
   t.status = Status::impossible_speed;

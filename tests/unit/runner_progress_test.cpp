@@ -45,8 +45,10 @@ TEST_CASE("a runner's events give the device, the calibration, the finished task
 }
 
 TEST_CASE("a file that ends inside a task says the task and the case the runner was in") {
-  const RunnerProgress p = parse_runner_progress(R"({"event": "task_begin", "task": "optimized"})" "\n"
-                                                 R"({"event": "case_begin", "task": "optimized", "case": "257x3"})" "\n"
+  const RunnerProgress p = parse_runner_progress(R"({"event": "task_begin", "task": "optimized"})"
+                                                 "\n"
+                                                 R"({"event": "case_begin", "task": "optimized", "case": "257x3"})"
+                                                 "\n"
                                                  R"({"event": "case_e)");  // cut short by the crash
   CHECK(p.current_task == "optimized");
   CHECK(p.current_case == "257x3");
@@ -58,9 +60,11 @@ TEST_CASE("a calibration event out of place, or malformed, is doubted; other mal
   CHECK(parse_runner_progress(after_task).calibration_doubt == "a calibration event after a task began");
   const std::string twice = std::string(kCalibration) + "\n" + kCalibration;
   CHECK(parse_runner_progress(twice).calibration_doubt == "two calibration events from one runner");
-  const RunnerProgress bad = parse_runner_progress(
-      R"({"event": "calibration", "unit": "furlongs", "rates": {}})" "\n" R"({"event": "task_end", "result": 7})" "\n"
-      R"({"event": "error", "message": "no device"})");
+  const RunnerProgress bad = parse_runner_progress(R"({"event": "calibration", "unit": "furlongs", "rates": {}})"
+                                                   "\n"
+                                                   R"({"event": "task_end", "result": 7})"
+                                                   "\n"
+                                                   R"({"event": "error", "message": "no device"})");
   CHECK_FALSE(bad.calibration);
   CHECK(bad.calibration_doubt.rfind("a malformed calibration event (", 0) == 0);
   CHECK(bad.task_results.empty());

@@ -99,5 +99,6 @@ TEST_CASE("a finding counts against the student only in the student's own files"
 }
 
 TEST_CASE("the application's own output in the log is not mistaken for a finding") {
-  CHECK(parse_sanitizer_log("Invalid __global__ write of size 4 bytes\n    at k()+0x10 in k.cu:3\n", "memcheck").empty());
+  CHECK(
+      parse_sanitizer_log("Invalid __global__ write of size 4 bytes\n    at k()+0x10 in k.cu:3\n", "memcheck").empty());
 }

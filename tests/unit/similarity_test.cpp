@@ -1,7 +1,8 @@
 // `gpulab similarity` on a made-up lab (tests/unit/data/similarity: its skeleton and honest pieces of
-// solutions, .txt so the house-style check leaves their layouts alone): planted copies must rank first, unrelated solutions below them, the skeleton's own text
-// must not make students similar, and the pages must escape what students wrote. These tests need
-// sim_c++ (similarity-tester); without it they fail with the install hint.
+// solutions, .txt so the house-style check leaves their layouts alone): planted copies must rank
+// first, unrelated solutions below them, the skeleton's own text must not make students similar,
+// and the pages must escape what students wrote. These tests need sim_c++ (similarity-tester);
+// without it they fail with the install hint.
 #include <doctest/doctest.h>
 #include <unistd.h>
 

@@ -39,7 +39,9 @@ TEST_CASE("a forbidden name matches where an identifier starts, and whole-word n
   CHECK(cli::find_forbidden("auto s = R\"(fork())\";\n", {"fork"}, true).empty());
 }
 
-TEST_CASE("host code that opens files, starts processes or connects is refused in every lab, even when hidden by a namespace") {
+TEST_CASE(
+    "host code that opens files, starts processes or connects is refused in every lab, even when hidden by a "
+    "namespace") {
   const auto& calls = cli::host_calls_forbidden_everywhere();
   const std::string source =
       "#include <fstream>\n"
@@ -57,7 +59,8 @@ TEST_CASE("host code that opens files, starts processes or connects is refused i
 TEST_CASE("includes by absolute path or through a parent folder are found with their line") {
   const auto uses = cli::find_escaping_includes(
       "#include \"gpulab/student/cuda.hpp\"\n#include </root/solutions/01-saxpy/saxpy.cu>\n"
-      "  #  include \"../../solutions/x.cu\"\n// #include \"/etc/passwd\"\n#define P \"x.h\"\n#include P\n#embed \"a.bin\"\n");
+      "  #  include \"../../solutions/x.cu\"\n// #include \"/etc/passwd\"\n#define P \"x.h\"\n#include P\n#embed "
+      "\"a.bin\"\n");
   REQUIRE(uses.size() == 4);
   CHECK(uses[0].line == 2);
   CHECK(uses[1].line == 3);

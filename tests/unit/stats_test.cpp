@@ -23,9 +23,7 @@ TEST_CASE("one slow outlier does not move the median") {
   CHECK(summarize({1, 1, 1, 1, 1, 1, 1, 1, 1, 100}).median == 1);
 }
 
-TEST_CASE("an empty sample is an error, not a zero time") {
-  CHECK_THROWS_AS(summarize({}), std::invalid_argument);
-}
+TEST_CASE("an empty sample is an error, not a zero time") { CHECK_THROWS_AS(summarize({}), std::invalid_argument); }
 
 TEST_CASE("the spread of timing samples ignores a few outliers and sees a bimodal clock") {
   CHECK(relative_spread({1, 1, 1, 1, 1, 1, 1, 1, 50, 60}) == doctest::Approx(0));
@@ -34,7 +32,7 @@ TEST_CASE("the spread of timing samples ignores a few outliers and sees a bimoda
 }
 
 TEST_CASE("the device time counts unless the host clock shows work the events missed") {
-  CHECK(LaunchTiming{1.0, 1.02}.counted_ms() == 1.0);   // launch overhead only
+  CHECK(LaunchTiming{1.0, 1.02}.counted_ms() == 1.0);    // launch overhead only
   CHECK(LaunchTiming{0.01, 0.04}.counted_ms() == 0.01);  // tiny kernels: overhead is not work
   CHECK(LaunchTiming{0.01, 2.0}.counted_ms() == 2.0);    // a kernel hidden on another stream
   CHECK(LaunchTiming{1.0, 1.5}.counted_ms() == 1.5);

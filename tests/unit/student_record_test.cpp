@@ -87,7 +87,8 @@ TEST_CASE("a record of the grader's failure has no score and no labs, only why")
 }
 
 TEST_CASE("a lab written by an older grader, with a calibration that no longer validates, keeps its rates") {
-  const json old{{"id", "01-saxpy"}, {"tasks", json::array()},
+  const json old{{"id", "01-saxpy"},
+                 {"tasks", json::array()},
                  {"calibration", {{"unit", "GB/s"}, {"library", ""}, {"rates", {{"copy", 10.0}, {"retired", 1.0}}}}}};
   const auto lab = old.get<LabRun>();
   CHECK(lab.calibration.rates.at("copy") == 10.0);

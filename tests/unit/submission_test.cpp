@@ -56,9 +56,7 @@ std::string read_file(const fs::path& path) {
 std::string refusal(const fs::path& archive, const fs::path& scratch, const UnpackLimits& limits = {}) {
   try {
     open_submission(archive, scratch, limits);
-  } catch (const SubmissionError& e) {
-    return e.what();
-  }
+  } catch (const SubmissionError& e) { return e.what(); }
   return "(not refused)";
 }
 
@@ -123,9 +121,9 @@ TEST_CASE("an archive over a size limit is refused: its own size, one file, ever
 
   CHECK(contains(refusal(bench.tar_gz("add_file('big.cu', " + mib + " + b'!')"), bench.scratch(), limits),
                  "unpacks to more than 1 MiB in one file (at entry big.cu): refused as a possible zip bomb"));
-  CHECK(contains(refusal(bench.tar_gz("for i in range(3): add_file(f'part{i}.cu', " + mib + ")"), bench.scratch(),
-                         limits),
-                 "unpacks to more than 2 MiB in all (at entry part2.cu)"));
+  CHECK(contains(
+      refusal(bench.tar_gz("for i in range(3): add_file(f'part{i}.cu', " + mib + ")"), bench.scratch(), limits),
+      "unpacks to more than 2 MiB in all (at entry part2.cu)"));
   CHECK(contains(refusal(bench.tar_gz("add_file('one.cu', " + mib + R"()
 for i in range(2):
     link = tarfile.TarInfo(f'copy{i}.cu'); link.type = tarfile.LNKTYPE; link.linkname = 'one.cu'; add(link))"),

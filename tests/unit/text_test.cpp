@@ -7,7 +7,8 @@ using namespace gpulab;
 
 TEST_CASE("replace_all replaces or removes every occurrence, left to right, and never loops on its own output") {
   CHECK(replace_all("/scratch/x/a.cu and /scratch/x/b.cu", "/scratch/x/") == "a.cu and b.cu");
-  CHECK(replace_all("257x3 failed; 257x3 again", "257x3", "hidden case 1") == "hidden case 1 failed; hidden case 1 again");
+  CHECK(replace_all("257x3 failed; 257x3 again", "257x3", "hidden case 1") ==
+        "hidden case 1 failed; hidden case 1 again");
   CHECK(replace_all("aaa", "a", "aa") == "aaaaaa");
   CHECK(replace_all("text", "", "x") == "text");
 }

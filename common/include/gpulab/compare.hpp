@@ -23,11 +23,11 @@ struct Mismatch {
 struct Comparison {
   std::size_t total = 0;
   std::size_t wrong = 0;
-  std::size_t untouched = 0;          // wrong elements that still hold the poison pattern
-  std::vector<Mismatch> first;        // the first few mismatches, in index order
-  std::size_t rows = 0, cols = 0;     // set for 2-D data (row-major), else 0
+  std::size_t untouched = 0;                        // wrong elements that still hold the poison pattern
+  std::vector<Mismatch> first;                      // the first few mismatches, in index order
+  std::size_t rows = 0, cols = 0;                   // set for 2-D data (row-major), else 0
   std::vector<std::size_t> wrong_rows, wrong_cols;  // sorted, for 2-D data
-  std::string note;                   // what the lab adds: "not sorted at index 17: ..."
+  std::string note;                                 // what the lab adds: "not sorted at index 17: ..."
 
   bool ok() const { return wrong == 0; }
   // One line: "12 of 1,024 elements wrong (1.2%); ..."

@@ -32,13 +32,13 @@ class CompileError : public Error {
 };
 
 struct DeviceInfo {
-  std::string backend;    // "cuda" or "opencl"
-  int index = 0;          // position in the backend's device list (what DEVICE=<n> selects)
-  std::string name;       // "NVIDIA H100 80GB HBM3"
-  std::string platform;   // OpenCL platform, or "CUDA <runtime version>"
-  std::string details;    // compute capability / OpenCL version, memory, compute units
+  std::string backend;   // "cuda" or "opencl"
+  int index = 0;         // position in the backend's device list (what DEVICE=<n> selects)
+  std::string name;      // "NVIDIA H100 80GB HBM3"
+  std::string platform;  // OpenCL platform, or "CUDA <runtime version>"
+  std::string details;   // compute capability / OpenCL version, memory, compute units
   DeviceClass device_class = DeviceClass::gpu;
-  std::string bus_id;     // PCI address "0000:19:00.0" of a GPU; empty where the driver does not say
+  std::string bus_id;  // PCI address "0000:19:00.0" of a GPU; empty where the driver does not say
 };
 
 // An error after which the device cannot be used any more in this process (a CUDA kernel fault
@@ -139,6 +139,5 @@ DeviceInfo find_device(const std::string& backend, const std::string& selector);
 std::unique_ptr<Device> open_device(const std::string& backend, const std::string& selector);
 // Backends compiled into this program.
 std::vector<std::string> available_backends();
-
 
 }  // namespace gpulab

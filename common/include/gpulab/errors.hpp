@@ -53,8 +53,7 @@ inline std::string guard_damage(const unsigned char* front, const unsigned char*
   for (std::size_t i = 0; i < guard; ++i)
     if (front[i] != pattern) first = std::min(first, i), ++count;
   std::string out;
-  if (count > 0)
-    out = std::to_string(guard - first) + " byte(s) before its start";
+  if (count > 0) out = std::to_string(guard - first) + " byte(s) before its start";
   count = 0;
   for (std::size_t i = 0; i < guard; ++i)
     if (back[i] != pattern) last = i, ++count;

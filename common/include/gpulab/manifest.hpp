@@ -45,11 +45,11 @@ struct Task {
 
 struct Case {
   std::string name;
-  bool timing = false;                // the timed case of the device class
-  bool hidden = false;                // runs only in instructor grading (runner --hidden-cases)
-  std::vector<DeviceClass> devices;   // empty: every class
-  std::vector<std::string> tasks;     // empty: every task; else only these (e.g. lengths only "any-n" takes)
-  nlohmann::json params;              // lab-specific fields (sizes, text, distributions)
+  bool timing = false;               // the timed case of the device class
+  bool hidden = false;               // runs only in instructor grading (runner --hidden-cases)
+  std::vector<DeviceClass> devices;  // empty: every class
+  std::vector<std::string> tasks;    // empty: every task; else only these (e.g. lengths only "any-n" takes)
+  nlohmann::json params;             // lab-specific fields (sizes, text, distributions)
   bool runs_on(DeviceClass c) const;
   bool applies_to(const std::string& task) const;
 };
@@ -62,13 +62,13 @@ struct Case {
 // each `values` list is used. Grading draws `hidden` more, marked hidden.
 struct RandomCases {
   enum class Role { tiny, block_multiple, block_other, many_multiple, many_other };
-  std::vector<std::string> tasks;           // empty: every task; else only these
-  std::vector<std::string> dims;            // size parameters, e.g. {"m", "n", "k"}; named in this order
-  std::int64_t min = 1, max = 0;            // every dimension lies within [min, max]
-  std::vector<std::int64_t> tiles;          // tile and block sizes the lab's kernels plausibly use
-  bool power_of_two = false;                // every size a power of two (for tasks that require it)
-  int count = 0;                            // drawn into every run
-  int hidden = 0;                           // drawn in addition when grading (runner --hidden-cases)
+  std::vector<std::string> tasks;   // empty: every task; else only these
+  std::vector<std::string> dims;    // size parameters, e.g. {"m", "n", "k"}; named in this order
+  std::int64_t min = 1, max = 0;    // every dimension lies within [min, max]
+  std::vector<std::int64_t> tiles;  // tile and block sizes the lab's kernels plausibly use
+  bool power_of_two = false;        // every size a power of two (for tasks that require it)
+  int count = 0;                    // drawn into every run
+  int hidden = 0;                   // drawn in addition when grading (runner --hidden-cases)
   std::vector<std::pair<std::string, std::vector<nlohmann::json>>> values;  // each value drawn in every run
   // The size roles one run must cover in each dimension (power-of-two sizes: tiny, one block, many).
   std::vector<Role> roles() const;
@@ -78,8 +78,8 @@ struct RandomCases {
 
 struct Manifest {
   std::filesystem::path path;
-  std::string id;     // "02-transpose": the folder name
-  std::string name;   // "transpose": what LAB= matches
+  std::string id;    // "02-transpose": the folder name
+  std::string name;  // "transpose": what LAB= matches
   std::string title;
   std::map<std::string, std::vector<std::string>> files;  // backend -> student files
   std::vector<std::string> forbidden;  // what student files must not mention (case-insensitive), e.g. "cublas"

@@ -22,12 +22,12 @@ struct Probe {
 // Rates measured before the tasks, in the lab's unit.
 struct Calibration {
   std::string unit = "GB/s";
-  std::string library;                   // what "library" is, e.g. "cuBLAS SGEMM"
-  std::map<std::string, double> rates;   // keys: copy, library, peak, naive, cpu_1core, cpu_all_cores
-  std::map<std::string, Probe> probes;   // device calibrations that can be re-measured, same keys
-  std::optional<double> copy_gbps;       // device copy bandwidth, every lab (for the speed of light)
-  std::optional<double> peak_gflops;     // estimated FP32 peak, where known
-  std::optional<double> measured_at;     // unix seconds, when the rates were measured
+  std::string library;                  // what "library" is, e.g. "cuBLAS SGEMM"
+  std::map<std::string, double> rates;  // keys: copy, library, peak, naive, cpu_1core, cpu_all_cores
+  std::map<std::string, Probe> probes;  // device calibrations that can be re-measured, same keys
+  std::optional<double> copy_gbps;      // device copy bandwidth, every lab (for the speed of light)
+  std::optional<double> peak_gflops;    // estimated FP32 peak, where known
+  std::optional<double> measured_at;    // unix seconds, when the rates were measured
   // Where the rates come from: "" measured by this run; "cache": `gpulab check`'s calibration cache
   // (an earlier run on this device); "batch": measured once for a whole `gpulab grade` batch.
   std::string origin;

@@ -45,8 +45,10 @@ void draw_each(Rng& rng, std::span<T> values, Draw draw) {
     Rng local = start.skipped(begin);
     for (std::size_t i = begin; i < end; ++i) values[i] = draw(local);
   };
-  if (values.size() < (std::size_t{1} << 16)) fill(0, values.size());  // less than a thread's start costs
-  else parallel_ranges(values.size(), fill);
+  if (values.size() < (std::size_t{1} << 16))
+    fill(0, values.size());  // less than a thread's start costs
+  else
+    parallel_ranges(values.size(), fill);
   rng = start.skipped(values.size());
 }
 

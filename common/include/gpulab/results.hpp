@@ -14,20 +14,20 @@ namespace gpulab {
 
 enum class Status {
   passed,
-  wrong_result,     // a case's output differs from the reference
-  too_slow,         // correct, but below the performance threshold
-  not_implemented,  // a TODO is still open
-  compile_error,    // the student's code did not compile or link
-  kernel_fault,     // the device reported an illegal access or similar during the task
-  timeout,          // no progress within the lab's time limit: the runner was killed
-  crashed,          // the runner process died (e.g. a segmentation fault in host code)
-  error,            // an API call failed (bad launch configuration, allocation, ...)
-  not_run,          // skipped because of an earlier failure that prevents it
-  rejected,         // the student's files use something the lab forbids (a vendor library)
-  buffer_violation, // wrote outside a buffer it was given, or changed an input
-  impossible_speed, // timed faster than the device can do the work: the timed launch did not compute it
-  unsafe_code,      // right results, but a race, an out-of-bounds access, a barrier not every thread reaches
-                    // or a read of uninitialised memory (compute-sanitizer, or the static barrier check)
+  wrong_result,      // a case's output differs from the reference
+  too_slow,          // correct, but below the performance threshold
+  not_implemented,   // a TODO is still open
+  compile_error,     // the student's code did not compile or link
+  kernel_fault,      // the device reported an illegal access or similar during the task
+  timeout,           // no progress within the lab's time limit: the runner was killed
+  crashed,           // the runner process died (e.g. a segmentation fault in host code)
+  error,             // an API call failed (bad launch configuration, allocation, ...)
+  not_run,           // skipped because of an earlier failure that prevents it
+  rejected,          // the student's files use something the lab forbids (a vendor library)
+  buffer_violation,  // wrote outside a buffer it was given, or changed an input
+  impossible_speed,  // timed faster than the device can do the work: the timed launch did not compute it
+  unsafe_code,       // right results, but a race, an out-of-bounds access, a barrier not every thread reaches
+                     // or a read of uninitialised memory (compute-sanitizer, or the static barrier check)
 };
 const char* to_string(Status s);
 Status status_from_string(const std::string& s);
@@ -37,12 +37,12 @@ const char* describe(Status s);
 struct CaseResult {
   std::string name;
   bool passed = false;
-  bool hidden = false;   // a hidden case (instructor grading): reports name it as such, nothing more
-  std::string message;   // one line when it failed
-  std::string details;   // several lines: the mismatch report
+  bool hidden = false;                  // a hidden case (instructor grading): reports name it as such, nothing more
+  std::string message;                  // one line when it failed
+  std::string details;                  // several lines: the mismatch report
   std::optional<TimingSummary> timing;  // for timed cases, over the timed launches
-  double work = 0;       // what one launch must do, in the lab's unit: bytes moved, flops, keys
-  std::vector<std::string> pictures;  // image labs: the PNGs written for this case
+  double work = 0;                      // what one launch must do, in the lab's unit: bytes moved, flops, keys
+  std::vector<std::string> pictures;    // image labs: the PNGs written for this case
   // Set when the case failed for a reason of its own kind rather than a mismatch:
   // "buffer_violation" (guard zones or inputs), "faster_than_device" (speed of light).
   std::string finding;
@@ -67,12 +67,12 @@ struct TaskResult {
   bool failed_in_hidden_case = false;
   int cases_passed = 0;
   int cases_total = 0;
-  std::optional<double> time_ms;    // median of the timed case
-  std::optional<double> rate;       // of the timed case, in the lab's unit
+  std::optional<double> time_ms;         // median of the timed case
+  std::optional<double> rate;            // of the timed case, in the lab's unit
   std::map<std::string, double> ratios;  // every metric the calibrations allow
-  std::string metric;               // the one the threshold bounds
-  std::optional<double> ratio;      // its value
-  std::optional<double> threshold;  // its bound for this device class
+  std::string metric;                    // the one the threshold bounds
+  std::optional<double> ratio;           // its value
+  std::optional<double> threshold;       // its bound for this device class
   double points = 0;
   double max_points = 0;
   bool bonus = false;

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <span>
 
-#include "gpulab/parallel.hpp"
 #include "bitonic_reference.hpp"
+#include "gpulab/parallel.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {
@@ -31,8 +31,10 @@ std::vector<std::uint32_t> make_keys(const Case& c, Rng& rng) {
   } else if (shape == "sawtooth") {
     for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<std::uint32_t>(i % 1000);
   } else {
-    throw std::invalid_argument(fmt::format("case '{}': unknown distribution '{}' (uniform, sorted, reversed, equal, "
-                                            "few, sawtooth)", c.name, shape));
+    throw std::invalid_argument(
+        fmt::format("case '{}': unknown distribution '{}' (uniform, sorted, reversed, equal, "
+                    "few, sawtooth)",
+                    c.name, shape));
   }
   return keys;
 }
@@ -40,7 +42,8 @@ std::vector<std::uint32_t> make_keys(const Case& c, Rng& rng) {
 // Says where a wrong output stops being sorted, or that it is sorted but lost keys.
 std::string diagnose(const std::vector<std::uint32_t>& got) {
   const auto at = std::is_sorted_until(got.begin(), got.end());
-  if (at == got.end()) return "the output is sorted but is not a permutation of the input: keys were lost or duplicated";
+  if (at == got.end())
+    return "the output is sorted but is not a permutation of the input: keys were lost or duplicated";
   const std::size_t i = static_cast<std::size_t>(at - got.begin()) - 1;
   std::string around;
   for (std::size_t p = i >= 2 ? i - 2 : 0; p < std::min(got.size(), i + 4); ++p)
@@ -128,8 +131,9 @@ class BitonicDriver final : public LabDriver {
     draw_each(rng, std::span(calibration_keys_), [](Rng& r) { return static_cast<std::uint32_t>(r.next()); });
     calibration_buffer_ = ctx.device.allocate(calibration_keys_.size() * sizeof(std::uint32_t));
     naive_ = labs::harness_naive_sort(ctx.device);
-    cal.probes["naive"] = Probe{[this] { calibration_buffer_->upload(calibration_keys_.data(), calibration_keys_.size() * 4); },
-                                [this, n] { naive_(*calibration_buffer_, n); }, static_cast<double>(n)};
+    cal.probes["naive"] =
+        Probe{[this] { calibration_buffer_->upload(calibration_keys_.data(), calibration_keys_.size() * 4); },
+              [this, n] { naive_(*calibration_buffer_, n); }, static_cast<double>(n)};
   }
 
   void measure_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {
@@ -138,8 +142,8 @@ class BitonicDriver final : public LabDriver {
     Buffer* buffer = calibration_buffer_.get();
     // Fresh keys before every launch: on sorted keys a network swaps nothing and looks faster.
     auto rate_of = [&](const labs::SortLaunch& sort) {
-      const double ms = median_launch_ms(ctx, [&] { sort(*buffer, n); },
-                                         [&] { buffer->upload(keys.data(), keys.size() * sizeof(std::uint32_t)); });
+      const double ms = median_launch_ms(
+          ctx, [&] { sort(*buffer, n); }, [&] { buffer->upload(keys.data(), keys.size() * sizeof(std::uint32_t)); });
       return n / (ms * 1e-3) / 1e9;
     };
     cal.rates["naive"] = rate_of(naive_);

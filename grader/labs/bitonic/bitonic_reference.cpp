@@ -2,8 +2,8 @@
 #include <thread>
 #include <vector>
 
-#include "gpulab/parallel.hpp"
 #include "bitonic_reference.hpp"
+#include "gpulab/parallel.hpp"
 
 namespace gpulab::reference {
 
@@ -31,7 +31,8 @@ void sort_all_cores(std::span<std::uint32_t> keys) {
   for (std::size_t width = 1; width < parts; width *= 2) {
     const std::size_t merges = (parts + 2 * width - 1) / (2 * width);
     parallel_for(merges, [&](std::size_t m) {
-      const std::size_t first = m * 2 * width, middle = std::min(parts, first + width), last = std::min(parts, first + 2 * width);
+      const std::size_t first = m * 2 * width, middle = std::min(parts, first + width),
+                        last = std::min(parts, first + 2 * width);
       if (middle < last)
         std::inplace_merge(keys.begin() + bounds[first], keys.begin() + bounds[middle], keys.begin() + bounds[last]);
     });

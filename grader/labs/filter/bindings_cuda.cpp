@@ -20,7 +20,8 @@ FilterLaunch bind_filter(Device&, const std::string& function) {
   static const std::map<std::string, Launch> functions{
       {"box_naive", [](const uchar4* in, uchar4*, uchar4* out, int w, int h, int r) { box_naive(in, out, w, h, r); }},
       {"box_tiled", [](const uchar4* in, uchar4*, uchar4* out, int w, int h, int r) { box_tiled(in, out, w, h, r); }},
-      {"gaussian", [](const uchar4* in, uchar4* temp, uchar4* out, int w, int h, int r) { gaussian(in, temp, out, w, h, r); }},
+      {"gaussian",
+       [](const uchar4* in, uchar4* temp, uchar4* out, int w, int h, int r) { gaussian(in, temp, out, w, h, r); }},
       {"median3", [](const uchar4* in, uchar4*, uchar4* out, int w, int h, int) { median3(in, out, w, h); }},
       {"median5", [](const uchar4* in, uchar4*, uchar4* out, int w, int h, int) { median5(in, out, w, h); }},
   };

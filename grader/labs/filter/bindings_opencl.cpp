@@ -17,11 +17,16 @@ FilterLaunch bind_filter(Device& device, const std::string& function) {
   using Launch = void (*)(const OpenCLLab&, cl_mem, cl_mem, cl_mem, int, int, int);
   // One shape for all: the harness passes what a function needs and drops the rest.
   static const std::map<std::string, Launch> functions{
-      {"box_naive", [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int r) { box_naive(l, in, out, w, h, r); }},
-      {"box_tiled", [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int r) { box_tiled(l, in, out, w, h, r); }},
-      {"gaussian", [](const OpenCLLab& l, cl_mem in, cl_mem temp, cl_mem out, int w, int h, int r) { gaussian(l, in, temp, out, w, h, r); }},
-      {"median3", [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int) { median3(l, in, out, w, h); }},
-      {"median5", [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int) { median5(l, in, out, w, h); }},
+      {"box_naive",
+       [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int r) { box_naive(l, in, out, w, h, r); }},
+      {"box_tiled",
+       [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int r) { box_tiled(l, in, out, w, h, r); }},
+      {"gaussian", [](const OpenCLLab& l, cl_mem in, cl_mem temp, cl_mem out, int w, int h,
+                      int r) { gaussian(l, in, temp, out, w, h, r); }},
+      {"median3",
+       [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int) { median3(l, in, out, w, h); }},
+      {"median5",
+       [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int) { median5(l, in, out, w, h); }},
   };
   const Launch f = find_function(functions, function);
   const OpenCLLab& lab = opencl::lab(device);

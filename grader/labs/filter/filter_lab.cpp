@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "filter_reference.hpp"
 #include "gpulab/image.hpp"
 #include "gpulab/parallel.hpp"
-#include "filter_reference.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {
@@ -27,7 +27,8 @@ Image make_image(const Case& c, Rng& rng) {
     image = read_png(fs::path(GPULAB_IMAGES_DIR) / source);
   } else {
     const auto width = static_cast<int>(case_int(c, "width")), height = static_cast<int>(case_int(c, "height"));
-    if (width < 1 || height < 1) throw std::invalid_argument(fmt::format("case '{}': width and height must be >= 1", c.name));
+    if (width < 1 || height < 1)
+      throw std::invalid_argument(fmt::format("case '{}': width and height must be >= 1", c.name));
     auto random_byte = [&rng] { return static_cast<std::uint8_t>(rng.next() >> 56); };
     image = Image(width, height);
     if (source == "noise") {  // the top 32 bits of one draw per pixel
@@ -46,10 +47,13 @@ Image make_image(const Case& c, Rng& rng) {
         }
     } else if (source == "dot") {
       std::fill(image.pixels.begin(), image.pixels.end(), Rgba{0, 0, 0, 255});
-      image.at(static_cast<int>(rng.integer(0, width - 1)), static_cast<int>(rng.integer(0, height - 1))) = {255, 255, 255, 255};
+      image.at(static_cast<int>(rng.integer(0, width - 1)), static_cast<int>(rng.integer(0, height - 1))) = {255, 255,
+                                                                                                             255, 255};
     } else {
-      throw std::invalid_argument(fmt::format("case '{}': unknown image '{}' (a .png file in common/images, noise, "
-                                              "constant, checkerboard, dot)", c.name, source));
+      throw std::invalid_argument(
+          fmt::format("case '{}': unknown image '{}' (a .png file in common/images, noise, "
+                      "constant, checkerboard, dot)",
+                      c.name, source));
     }
   }
   // Salt-and-pepper noise: what a median filter removes and a mean only smears.
@@ -61,7 +65,7 @@ Image make_image(const Case& c, Rng& rng) {
 
 struct Filter {
   std::string key;  // the reference it computes: "box 3"; tasks with the same key share it
-  int reach;  // how far from a pixel the filter reads
+  int reach;        // how far from a pixel the filter reads
   std::function<Image(const Image&)> reference;
   int passes;  // image reads and writes per pixel, for the effective bandwidth: 2 per pass
   // The reference on some rows only (large images); empty: reference::reference_rows of `reference`.
@@ -71,16 +75,21 @@ struct Filter {
 Filter filter_of(const std::string& function, const Case& c) {
   if (function == "median3" || function == "median5") {
     const int radius = function == "median3" ? 1 : 2;
-    return {fmt::format("median {}", radius), radius, [radius](const Image& in) { return reference::median_filter(in, radius); },
-            1, [radius](const Image& in, const std::vector<int>& rows) { return reference::median_filter_rows(in, radius, rows); }};
+    return {fmt::format("median {}", radius), radius,
+            [radius](const Image& in) { return reference::median_filter(in, radius); }, 1,
+            [radius](const Image& in, const std::vector<int>& rows) {
+              return reference::median_filter_rows(in, radius, rows);
+            }};
   }
   const int radius = static_cast<int>(case_int(c, "radius"));
   if (radius < 0 || radius > reference::kMaxFilterRadius)
-    throw std::invalid_argument(fmt::format("case '{}': radius {} is outside 0..{}", c.name, radius,
-                                            reference::kMaxFilterRadius));
+    throw std::invalid_argument(
+        fmt::format("case '{}': radius {} is outside 0..{}", c.name, radius, reference::kMaxFilterRadius));
   if (function == "gaussian")
-    return {fmt::format("gaussian {}", radius), radius, [radius](const Image& in) { return reference::gaussian_filter(in, radius); }, 2};
-  return {fmt::format("box {}", radius), radius, [radius](const Image& in) { return reference::box_filter(in, radius); }, 1};
+    return {fmt::format("gaussian {}", radius), radius,
+            [radius](const Image& in) { return reference::gaussian_filter(in, radius); }, 2};
+  return {fmt::format("box {}", radius), radius,
+          [radius](const Image& in) { return reference::box_filter(in, radius); }, 1};
 }
 
 // Where the wrong pixels are tells what is wrong: only near the edges is a clamping mistake.
@@ -92,7 +101,8 @@ Image transformed(Image image, const WordTransform& t) {
 
 // `rows`: the rows of the whole image (`height` rows) that the compared images hold, when they hold
 // only some; empty: all of them.
-std::string diagnose(const Image& expected, const Image& got, int reach, int height, const std::vector<int>& rows = {}) {
+std::string diagnose(const Image& expected, const Image& got, int reach, int height,
+                     const std::vector<int>& rows = {}) {
   std::size_t wrong = 0, near_edge = 0;
   for (int y = 0; y < expected.height; ++y)
     for (int x = 0; x < expected.width; ++x) {
@@ -102,17 +112,20 @@ std::string diagnose(const Image& expected, const Image& got, int reach, int hei
       near_edge += x < reach || image_y < reach || x >= expected.width - reach || image_y >= height - reach;
     }
   if (wrong > 0 && near_edge == wrong && reach > 0)
-    return fmt::format("every wrong pixel lies within {} pixels of an edge: check how the kernel clamps coordinates "
-                       "that fall outside the image (x < 0 reads column 0, x >= width reads column width - 1)",
-                       reach);
+    return fmt::format(
+        "every wrong pixel lies within {} pixels of an edge: check how the kernel clamps coordinates "
+        "that fall outside the image (x < 0 reads column 0, x >= width reads column width - 1)",
+        reach);
   return "";
 }
 
 std::string file_name(const std::string& case_name) {
   std::string s;
   for (char ch : case_name) {
-    if (std::isalnum(static_cast<unsigned char>(ch))) s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    else if (!s.empty() && s.back() != '-') s += '-';
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
   return s;
@@ -123,19 +136,19 @@ std::vector<std::string> write_pictures(const fs::path& folder, const std::strin
                                         const Image& got, const Image& expected) {
   const std::string stem = file_name(case_name);
   const Image difference = got.pixels != expected.pixels ? difference_image(got, expected) : Image{};
-  std::vector<std::pair<std::string, const Image*>> pictures{{"input", &input}, {"yours", &got}, {"reference", &expected}};
+  std::vector<std::pair<std::string, const Image*>> pictures{
+      {"input", &input}, {"yours", &got}, {"reference", &expected}};
   if (!difference.pixels.empty()) pictures.emplace_back("difference", &difference);
   std::vector<std::string> written;
-  for (const auto& [what, image] : pictures) written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
+  for (const auto& [what, image] : pictures)
+    written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
   fs::create_directories(folder);
   // One core per picture: PNG compression is most of a small case's time.
   std::vector<std::string> errors(pictures.size());
   parallel_for(pictures.size(), [&](std::size_t i) {
     try {
       write_png(written[i], *pictures[i].second);
-    } catch (const std::exception& e) {
-      errors[i] = e.what();
-    }
+    } catch (const std::exception& e) { errors[i] = e.what(); }
   });
   for (const auto& error : errors)
     if (!error.empty()) throw std::runtime_error(error);
@@ -150,8 +163,10 @@ void mirrored_row(const Image& image, int set, int y, Rgba* row) {
   const auto w = static_cast<std::size_t>(image.width);
   const int from_y = set % 4 >= 2 ? image.height - 1 - y : y;
   const Rgba* from = &image.pixels[static_cast<std::size_t>(from_y) * w];
-  if (set % 2) std::reverse_copy(from, from + w, row);
-  else std::copy_n(from, w, row);
+  if (set % 2)
+    std::reverse_copy(from, from + w, row);
+  else
+    std::copy_n(from, w, row);
 }
 
 Image mirrored(const Image& image, int set) {
@@ -161,8 +176,10 @@ Image mirrored(const Image& image, int set) {
   auto mirror_rows = [&](std::size_t first, std::size_t last) {
     for (std::size_t y = first; y < last; ++y) mirrored_row(image, set, static_cast<int>(y), &out.pixels[y * w]);
   };
-  if (image.pixels.size() < (std::size_t{1} << 20)) mirror_rows(0, static_cast<std::size_t>(image.height));
-  else parallel_ranges(static_cast<std::size_t>(image.height), mirror_rows);  // the 16-Mpixel timing images
+  if (image.pixels.size() < (std::size_t{1} << 20))
+    mirror_rows(0, static_cast<std::size_t>(image.height));
+  else
+    parallel_ranges(static_cast<std::size_t>(image.height), mirror_rows);  // the 16-Mpixel timing images
   return out;
 }
 
@@ -239,11 +256,12 @@ std::string image_key(const Case& c) {
 struct CaseImages {
   std::string image_key, filter_key;
   std::shared_ptr<const std::vector<Image>> inputs;  // shared by every filter of a timing case
-  std::vector<Image> expected;  // of each input set; of set 0 only when `rows` is not empty
+  std::vector<Image> expected;                       // of each input set; of set 0 only when `rows` is not empty
   std::vector<int> rows;  // the rows of `expected` that hold the reference (sampled); empty: all of them
   // What input set i's output must be.
   MirroredReference expected_of_set(int i) const {
-    return rows.empty() ? MirroredReference{&expected[static_cast<std::size_t>(i)], 0} : MirroredReference{&expected[0], i};
+    return rows.empty() ? MirroredReference{&expected[static_cast<std::size_t>(i)], 0}
+                        : MirroredReference{&expected[0], i};
   }
 };
 
@@ -257,8 +275,14 @@ class FilterCaseRun {
  public:
   FilterCaseRun(const RunContext& ctx, const Task& task, const Case& c, const Filter& filter,
                 std::shared_ptr<const CaseImages> images)
-      : ctx_(ctx), task_(task), case_(c), filter_(filter), images_(std::move(images)), input_((*images_->inputs)[0]),
-        bytes_(input_.bytes()), known_rows_(images_->rows),
+      : ctx_(ctx),
+        task_(task),
+        case_(c),
+        filter_(filter),
+        images_(std::move(images)),
+        input_((*images_->inputs)[0]),
+        bytes_(input_.bytes()),
+        known_rows_(images_->rows),
         permutations_(derive_seed(ctx.run_seed, ctx.manifest.id, "channels " + task.name, c.name)),
         row_picks_(derive_seed(ctx.run_seed, ctx.manifest.id, "checked rows " + task.name, c.name)) {
     upload_input_sets();
@@ -283,8 +307,8 @@ class FilterCaseRun {
     l.check = [this](int i) { return check(i); };
     if (known_rows_.empty()) {
       l.exact_outputs = [this](int i) {
-        return std::vector<ExactOutput>{{sets_[i].out.get(), expected_of_contents(i).image->pixels.data(),
-                                         sets_[i].channels}};
+        return std::vector<ExactOutput>{
+            {sets_[i].out.get(), expected_of_contents(i).image->pixels.data(), sets_[i].channels}};
       };
     } else {
       l.quick_check = [this](int i) { return quick_check(i); };
@@ -335,8 +359,8 @@ class FilterCaseRun {
     for (int i = 0; i < count_of_sets; ++i) {
       contents_[i] = {&(*images_->inputs)[i], images_->expected_of_set(i), device.allocate(bytes_)};
       contents_[i].pristine->upload(contents_[i].input->pixels.data(), bytes_);
-      sets_[i] = {device.allocate_guarded(bytes_), device.allocate_guarded(bytes_), device.allocate_guarded(bytes_), i,
-                  {}};
+      sets_[i] = {
+          device.allocate_guarded(bytes_), device.allocate_guarded(bytes_), device.allocate_guarded(bytes_), i, {}};
       device.copy(*contents_[i].pristine, *sets_[i].in, bytes_);
     }
   }
@@ -386,7 +410,7 @@ class FilterCaseRun {
   std::vector<Set> sets_;
   labs::FilterLaunch launch_;
   int radius_ = 0;
-  Image got_;  // the output of a whole-image check (a large image's check reads only its known rows)
+  Image got_;             // the output of a whole-image check (a large image's check reads only its known rows)
   int last_checked_ = 0;  // the set whose output `got_` holds, for the pictures
   Rng permutations_, row_picks_;
 };
@@ -405,7 +429,8 @@ class FilterDriver final : public LabDriver {
   // A timing image is drawn once per run, not per task or case (image_key), and each reference is
   // computed once for the tasks that share it (box and box-tiled): the timed launches get new
   // contents each (mirrors, channel permutations), and the first launch of every task is checked.
-  std::shared_ptr<const CaseImages> images_for(const RunContext& ctx, const Task& task, const Case& c, const Filter& filter) {
+  std::shared_ptr<const CaseImages> images_for(const RunContext& ctx, const Task& task, const Case& c,
+                                               const Filter& filter) {
     const std::shared_ptr<const CaseImages>& last = timing_images_;
     const std::string key = image_key(c);
     const bool same_image = c.timing && last && last->image_key == key;
@@ -416,7 +441,8 @@ class FilterDriver final : public LabDriver {
     if (same_image) {
       made->inputs = last->inputs;
     } else {
-      Rng rng = c.timing ? Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing image", key)) : ctx.inputs_rng(task, c);
+      Rng rng =
+          c.timing ? Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing image", key)) : ctx.inputs_rng(task, c);
       const Image input = make_image(c, rng);
       auto inputs = std::make_shared<std::vector<Image>>();
       for (int i = 0; i < input_sets(c); ++i) inputs->push_back(mirrored(input, i));
@@ -428,8 +454,8 @@ class FilterDriver final : public LabDriver {
       made->rows = reference::sampled_rows(rng, input.height, filter.reach, kSampledRowPairs);
     }
     Image expected = made->rows.empty() ? filter.reference(input)
-                           : filter.on_rows      ? filter.on_rows(input, made->rows)
-                                                 : reference::reference_rows(filter.reference, input, filter.reach, made->rows);
+                     : filter.on_rows   ? filter.on_rows(input, made->rows)
+                                        : reference::reference_rows(filter.reference, input, filter.reach, made->rows);
     if (made->rows.empty())
       for (int i = 0; i < input_sets(c); ++i) made->expected.push_back(mirrored(expected, i));
     else

@@ -3,8 +3,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "gpulab/parallel.hpp"
 #include "filter_reference.hpp"
+#include "gpulab/parallel.hpp"
 
 namespace gpulab::reference {
 namespace {

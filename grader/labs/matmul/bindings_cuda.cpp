@@ -33,7 +33,7 @@ MatmulLaunch harness_naive_matmul(Device&) { return on_pointers(matmul_cuda::lau
 std::optional<VendorGemm> vendor_sgemm(Device&) {
   auto cublas = std::make_shared<matmul_cuda::Cublas>();
   return VendorGemm{"cuBLAS SGEMM", on_pointers([cublas](const float* a, const float* b, float* c, int m, int n,
-                                                          int k) { cublas->sgemm(a, b, c, m, n, k); })};
+                                                         int k) { cublas->sgemm(a, b, c, m, n, k); })};
 }
 
 }  // namespace gpulab::labs

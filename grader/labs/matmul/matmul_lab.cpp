@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "gpulab/parallel.hpp"
-#include "matmul_reference.hpp"
 #include "lab_driver.hpp"
+#include "matmul_reference.hpp"
 
 namespace gpulab {
 namespace {
@@ -125,7 +125,9 @@ class MatmulDriver final : public LabDriver {
     const auto hb = random_matrix(rng, static_cast<std::size_t>(s.k) * s.n);
     calibration_ops_ = std::make_unique<Operands>(ctx.device, s, ha, hb);
     naive_ = labs::harness_naive_matmul(ctx.device);
-    cal.probes["naive"] = Probe{[] {}, [this, s] { naive_(*calibration_ops_->a, *calibration_ops_->b, *calibration_ops_->c, s.m, s.n, s.k); }, s.flops()};
+    cal.probes["naive"] = Probe{
+        [] {}, [this, s] { naive_(*calibration_ops_->a, *calibration_ops_->b, *calibration_ops_->c, s.m, s.n, s.k); },
+        s.flops()};
   }
 
   void measure_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {
@@ -149,10 +151,12 @@ class MatmulDriver final : public LabDriver {
     std::vector<float> ca = random_matrix(rng, count), cb = random_matrix(rng, count), cc(count);
     const double cube_flops = 2.0 * side * side * side;
     cal.rates["cpu_1core"] =
-        cube_flops / (median_host_ms([&] { reference::matmul_one_core(ca, cb, cc, side, side, side); }, 3) * 1e-3) / 1e9;
+        cube_flops / (median_host_ms([&] { reference::matmul_one_core(ca, cb, cc, side, side, side); }, 3) * 1e-3) /
+        1e9;
     ctx.heartbeat();
     cal.rates["cpu_all_cores"] =
-        cube_flops / (median_host_ms([&] { reference::matmul_all_cores(ca, cb, cc, side, side, side); }, 3) * 1e-3) / 1e9;
+        cube_flops / (median_host_ms([&] { reference::matmul_all_cores(ca, cb, cc, side, side, side); }, 3) * 1e-3) /
+        1e9;
   }
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
@@ -210,7 +214,8 @@ class MatmulDriver final : public LabDriver {
                                   {o.c.get(), "c", sizeof(float)}};
     };
     l.work = l.flops = s.flops();
-    l.least_bytes = 4.0 * (static_cast<double>(s.m) * s.k + static_cast<double>(s.k) * s.n + static_cast<double>(s.m) * s.n);
+    l.least_bytes =
+        4.0 * (static_cast<double>(s.m) * s.k + static_cast<double>(s.k) * s.n + static_cast<double>(s.m) * s.n);
     return execute(ctx, c, l);
   }
 

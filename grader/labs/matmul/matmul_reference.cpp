@@ -52,7 +52,8 @@ std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view i
   } else if (inputs == "no-cancel") {
     // One pattern for A and B alike: with opposite ones their rounding errors would cancel in a*b.
     draw_each(rng, std::span(out), [](Rng& r) {  // exponent 126: [0.5, 1)
-      return std::bit_cast<float>((126u << 23) | (static_cast<std::uint32_t>(r.integer(0, 127)) << 16) | kNoCancelLowBits);
+      return std::bit_cast<float>((126u << 23) | (static_cast<std::uint32_t>(r.integer(0, 127)) << 16) |
+                                  kNoCancelLowBits);
     });
   } else {
     throw std::invalid_argument("unknown matmul inputs '" + std::string(inputs) +
@@ -212,8 +213,10 @@ std::vector<std::pair<double, std::size_t>> flagged(const Projection& p) {
     for (std::size_t v = 0; v < kV; ++v) {
       const double r = std::fabs(p.residual[i * kV + v]), t = p.tolerance[i];
       // An infinity in C makes both infinite: flagged too.
-      if (!std::isfinite(r) || !std::isfinite(t)) worst = HUGE_VAL;
-      else if (r > t) worst = std::max(worst, r / t);
+      if (!std::isfinite(r) || !std::isfinite(t))
+        worst = HUGE_VAL;
+      else if (r > t)
+        worst = std::max(worst, r / t);
     }
     if (worst > 0) out.emplace_back(worst, i);
   }
@@ -227,7 +230,9 @@ std::vector<std::size_t> pick(Rng& rng, std::size_t size, std::size_t count) {
   std::iota(all.begin(), all.end(), std::size_t{0});
   count = std::min(count, size);
   for (std::size_t i = 0; i < count; ++i)
-    std::swap(all[i], all[static_cast<std::size_t>(rng.integer(static_cast<std::int64_t>(i), static_cast<std::int64_t>(size) - 1))]);
+    std::swap(
+        all[i],
+        all[static_cast<std::size_t>(rng.integer(static_cast<std::int64_t>(i), static_cast<std::int64_t>(size) - 1))]);
   all.resize(count);
   std::sort(all.begin(), all.end());
   return all;
@@ -241,9 +246,9 @@ struct Checked {
   bool wrong() const { return !(std::fabs(static_cast<double>(got) - expected) <= bound); }
 };
 
-void check_block(std::vector<Checked>& out, std::span<const float> a, std::span<const float> b, std::span<const float> c,
-                 std::size_t m, std::size_t n, std::size_t k, std::span<const std::size_t> rows,
-                 std::span<const std::size_t> cols) {
+void check_block(std::vector<Checked>& out, std::span<const float> a, std::span<const float> b,
+                 std::span<const float> c, std::size_t m, std::size_t n, std::size_t k,
+                 std::span<const std::size_t> rows, std::span<const std::size_t> cols) {
   if (rows.empty() || cols.empty()) return;
   const MatmulCheck ref = matmul_check_at(a, b, m, n, k, rows, cols);
   for (std::size_t r = 0; r < rows.size(); ++r)
@@ -258,7 +263,8 @@ void check_block(std::vector<Checked>& out, std::span<const float> a, std::span<
 Comparison compare_checked(std::vector<Checked> checked, std::vector<std::size_t> rows, std::vector<std::size_t> cols,
                            std::size_t m, std::size_t n) {
   std::sort(checked.begin(), checked.end(), [](const Checked& x, const Checked& y) { return x.index < y.index; });
-  checked.erase(std::unique(checked.begin(), checked.end(), [](const Checked& x, const Checked& y) { return x.index == y.index; }),
+  checked.erase(std::unique(checked.begin(), checked.end(),
+                            [](const Checked& x, const Checked& y) { return x.index == y.index; }),
                 checked.end());
   std::vector<double> expected, bound;
   std::vector<float> got;

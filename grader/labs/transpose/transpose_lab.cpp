@@ -2,8 +2,8 @@
 
 #include <cstdint>
 
-#include "transpose_reference.hpp"
 #include "lab_driver.hpp"
+#include "transpose_reference.hpp"
 
 namespace gpulab {
 namespace {
@@ -49,8 +49,10 @@ class TransposeDriver final : public LabDriver {
     std::vector<Set> sets(count_of_sets);
     auto hold = [&](Set& set, const WordTransform& t) {
       set.transform = t;
-      if (t.identity()) set.in->upload(input.data(), bytes);
-      else ctx.device.copy_transformed(*pristine, *set.in, t);
+      if (t.identity())
+        set.in->upload(input.data(), bytes);
+      else
+        ctx.device.copy_transformed(*pristine, *set.in, t);
     };
     for (int i = 0; i < count_of_sets; ++i) {
       sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), {}};
@@ -68,9 +70,12 @@ class TransposeDriver final : public LabDriver {
       sets[i].out->download(got.data(), bytes);
       // The output has `rows` columns.
       const WordTransform& t = sets[i].transform;
-      return compare_exact<float>(t.identity() ? expected : transformed(expected, t), got, static_cast<std::size_t>(rows));
+      return compare_exact<float>(t.identity() ? expected : transformed(expected, t), got,
+                                  static_cast<std::size_t>(rows));
     };
-    l.exact_outputs = [&](int i) { return std::vector<ExactOutput>{{sets[i].out.get(), expected.data(), sets[i].transform}}; };
+    l.exact_outputs = [&](int i) {
+      return std::vector<ExactOutput>{{sets[i].out.get(), expected.data(), sets[i].transform}};
+    };
     l.watched = [&](int i) {
       return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(float), input.data(), sets[i].transform},
                                   {sets[i].out.get(), "out", sizeof(float)}};

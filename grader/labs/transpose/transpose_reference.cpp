@@ -17,8 +17,10 @@ std::vector<float> transpose(std::span<const float> in, std::size_t rows, std::s
           for (std::size_t c = c0; c < std::min(cols, c0 + tile); ++c) out[c * rows + r] = in[r * cols + c];
   };
   const std::size_t bands = (rows + tile - 1) / tile;
-  if (in.size() < (std::size_t{1} << 20)) transpose_bands(0, bands);  // a thread's start would cost more
-  else parallel_ranges(bands, transpose_bands);
+  if (in.size() < (std::size_t{1} << 20))
+    transpose_bands(0, bands);  // a thread's start would cost more
+  else
+    parallel_ranges(bands, transpose_bands);
   return out;
 }
 

@@ -30,8 +30,7 @@ class OpenCLLab {
 inline const char* cl_status_name(cl_int status) {
   switch (status) {
 #define GPULAB_CL_STATUS(name) \
-  case name:                   \
-    return #name;
+  case name: return #name;
     GPULAB_CL_STATUS(CL_SUCCESS)
     GPULAB_CL_STATUS(CL_DEVICE_NOT_FOUND)
     GPULAB_CL_STATUS(CL_DEVICE_NOT_AVAILABLE)
@@ -86,8 +85,7 @@ inline const char* cl_status_name(cl_int status) {
     GPULAB_CL_STATUS(CL_INVALID_GLOBAL_WORK_SIZE)
     GPULAB_CL_STATUS(CL_INVALID_PROPERTY)
 #undef GPULAB_CL_STATUS
-    default:
-      return "unknown OpenCL status";
+    default: return "unknown OpenCL status";
   }
 }
 

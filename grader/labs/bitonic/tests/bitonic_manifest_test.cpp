@@ -8,7 +8,8 @@
 using namespace gpulab;
 namespace fs = std::filesystem;
 
-TEST_CASE("random bitonic cases give power-of-two lengths to the tasks that require them and any length only to any-n") {
+TEST_CASE(
+    "random bitonic cases give power-of-two lengths to the tasks that require them and any length only to any-n") {
   const Manifest m = with_random_cases(load_manifest(fs::path(GPULAB_REPO) / "labs/03-bitonic/lab.toml"), 42, true);
   bool odd_length = false;
   for (const auto& c : m.cases) {

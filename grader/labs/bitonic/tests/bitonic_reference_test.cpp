@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpulab/random.hpp"
 #include "bitonic_reference.hpp"
+#include "gpulab/random.hpp"
 
 using namespace gpulab;
 

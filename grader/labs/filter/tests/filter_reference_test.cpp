@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "filter_reference.hpp"
 #include "gpulab/image.hpp"
 #include "gpulab/random.hpp"
-#include "filter_reference.hpp"
 
 using namespace gpulab;
 
@@ -71,8 +71,9 @@ TEST_CASE("the median reference removes an isolated pixel and keeps edges of fla
 TEST_CASE("a filter's reference on sampled rows equals its full reference on those rows, edges included") {
   Rng rng(2024);
   Image in(97, 61);
-  for (Rgba& p : in.pixels) p = {static_cast<std::uint8_t>(rng.next()), static_cast<std::uint8_t>(rng.next()),
-                                 static_cast<std::uint8_t>(rng.next()), static_cast<std::uint8_t>(rng.next())};
+  for (Rgba& p : in.pixels)
+    p = {static_cast<std::uint8_t>(rng.next()), static_cast<std::uint8_t>(rng.next()),
+         static_cast<std::uint8_t>(rng.next()), static_cast<std::uint8_t>(rng.next())};
   const std::vector<std::pair<int, std::function<Image(const Image&)>>> filters = {
       {3, [](const Image& i) { return reference::box_filter(i, 3); }},
       {8, [](const Image& i) { return reference::box_filter(i, 8); }},

@@ -83,8 +83,9 @@ TEST_CASE("a correct float product passes the large-case matmul check, whatever 
   }
 }
 
-TEST_CASE("a product whose every element is off by 0.9 of its error bound, in any pattern of signs, passes the large-case "
-          "check") {
+TEST_CASE(
+    "a product whose every element is off by 0.9 of its error bound, in any pattern of signs, passes the large-case "
+    "check") {
   const Product p = make_product(300, 280, 310, 8);
   const auto full = reference::matmul_check(p.a, p.b, p.m, p.n, p.k);
   Rng signs(3);
@@ -118,8 +119,9 @@ TEST_CASE("one element of C off by a clearly wrong amount fails the large-case c
   }
 }
 
-TEST_CASE("a wrong row, a wrong column, swapped rows of A, an all-zero C, a scaled C, unwritten elements and an "
-          "infinite element fail the large-case check") {
+TEST_CASE(
+    "a wrong row, a wrong column, swapped rows of A, an all-zero C, a scaled C, unwritten elements and an "
+    "infinite element fail the large-case check") {
   const Product p = make_product(300, 280, 310, 10);
   const std::size_t n = p.n;
   for (std::uint64_t seed : {1u, 2u, 3u}) {

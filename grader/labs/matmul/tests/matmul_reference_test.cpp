@@ -34,7 +34,7 @@ TEST_CASE("the CPU matmuls agree with the double-precision check within its erro
 }
 
 TEST_CASE("the matmul error bound grows with k and with the magnitudes of the products") {
-  const std::vector<float> a{1, 1, 1, 1}, b{1, 1, 1, 1};            // 1x4 times 4x1
+  const std::vector<float> a{1, 1, 1, 1}, b{1, 1, 1, 1};  // 1x4 times 4x1
   const std::vector<float> a2{2, 2, 2, 2};
   const double small = reference::matmul_check(std::vector<float>{1}, std::vector<float>{1}, 1, 1, 1).bound[0];
   const double four = reference::matmul_check(a, b, 1, 1, 4).bound[0];
@@ -45,7 +45,6 @@ TEST_CASE("the matmul error bound grows with k and with the magnitudes of the pr
 }
 
 #include <algorithm>
-
 
 namespace {
 
@@ -92,8 +91,9 @@ std::vector<float> matmul_like(Kernel kernel, const std::vector<float>& a, const
 
 }  // namespace
 
-TEST_CASE("on no-cancel inputs the matmul bound passes float kernels in any order and fails half or bfloat16 inputs, "
-          "half-precision sums and a dropped term, at every k from 1 to 4099") {
+TEST_CASE(
+    "on no-cancel inputs the matmul bound passes float kernels in any order and fails half or bfloat16 inputs, "
+    "half-precision sums and a dropped term, at every k from 1 to 4099") {
   for (const std::size_t k : {1u, 2u, 17u, 64u, 257u, 1000u, 4099u}) {
     CAPTURE(k);
     const std::size_t m = 6, n = 7;
@@ -108,8 +108,7 @@ TEST_CASE("on no-cancel inputs the matmul bound passes float kernels in any orde
       CAPTURE(static_cast<int>(correct));
       CHECK(passes(correct));
     }
-    for (Kernel imprecise :
-         {Kernel::half_inputs, Kernel::bfloat16_inputs, Kernel::half_sums, Kernel::dropped_term}) {
+    for (Kernel imprecise : {Kernel::half_inputs, Kernel::bfloat16_inputs, Kernel::half_sums, Kernel::dropped_term}) {
       CAPTURE(static_cast<int>(imprecise));
       CHECK_FALSE(passes(imprecise));
     }
@@ -121,10 +120,12 @@ TEST_CASE("the matmul error factor is the worst-case bound up to k = 100 and gro
   CHECK(reference::matmul_error_factor(1) == doctest::Approx(u / (1 - u)));
   CHECK(reference::matmul_error_factor(50) == doctest::Approx(50 * u / (1 - 50 * u)));
   CHECK(reference::matmul_error_factor(4096) == doctest::Approx(10 * 64 * u).epsilon(1e-3));
-  CHECK(reference::matmul_error_factor(4 * 4096) == doctest::Approx(2 * reference::matmul_error_factor(4096)).epsilon(1e-3));
+  CHECK(reference::matmul_error_factor(4 * 4096) ==
+        doctest::Approx(2 * reference::matmul_error_factor(4096)).epsilon(1e-3));
 }
 
-TEST_CASE("no-cancel matmul inputs are positive and below 1 and share their low mantissa bits, and unknown kinds are named") {
+TEST_CASE(
+    "no-cancel matmul inputs are positive and below 1 and share their low mantissa bits, and unknown kinds are named") {
   Rng rng(11);
   const auto x = reference::matmul_inputs(rng, 1000, "no-cancel");
   CHECK(std::all_of(x.begin(), x.end(), [&](float v) {
@@ -133,5 +134,6 @@ TEST_CASE("no-cancel matmul inputs are positive and below 1 and share their low 
   CHECK(std::set<float>(x.begin(), x.end()).size() > 100);
   const auto y = reference::matmul_inputs(rng, 1000, "uniform");
   CHECK(std::any_of(y.begin(), y.end(), [](float v) { return v < 0; }));
-  CHECK_THROWS_WITH(reference::matmul_inputs(rng, 1, "gaussian"), doctest::Contains("use \"uniform\" or \"no-cancel\""));
+  CHECK_THROWS_WITH(reference::matmul_inputs(rng, 1, "gaussian"),
+                    doctest::Contains("use \"uniform\" or \"no-cancel\""));
 }

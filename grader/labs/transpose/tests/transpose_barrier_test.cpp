@@ -28,9 +28,10 @@ TEST_CASE("the transpose solution with its barrier moved into the bounds test is
   CHECK(found[0].kernel == "transpose_tiled_kernel");
   CHECK(found[0].condition == "col < cols && row + j < rows");
 
-  const std::string opencl = replaced(read_file(lab / "transpose.cl"),
-                                      "tile[ty + j][tx] = in[(size_t)(row + j) * cols + col];\n\n  barrier(CLK_LOCAL_MEM_FENCE);",
-                                      "{ tile[ty + j][tx] = in[(size_t)(row + j) * cols + col]; barrier(CLK_LOCAL_MEM_FENCE); }");
+  const std::string opencl =
+      replaced(read_file(lab / "transpose.cl"),
+               "tile[ty + j][tx] = in[(size_t)(row + j) * cols + col];\n\n  barrier(CLK_LOCAL_MEM_FENCE);",
+               "{ tile[ty + j][tx] = in[(size_t)(row + j) * cols + col]; barrier(CLK_LOCAL_MEM_FENCE); }");
   found = cli::find_divergent_barriers(opencl);
   REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
   CHECK(found[0].condition == "col < cols && row + j < rows");

@@ -9,8 +9,11 @@
 
 using namespace gpulab;
 
-TEST_CASE("the transpose reference moves element (r, c) to (c, r) for shapes that are not multiples of its tile, on one core or several") {
-  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {1, 70}, {70, 1}, {37, 53}, {64, 33}, {1100, 1003}}) {
+TEST_CASE(
+    "the transpose reference moves element (r, c) to (c, r) for shapes that are not multiples of its tile, on one core "
+    "or several") {
+  for (auto [rows, cols] :
+       {std::pair<std::size_t, std::size_t>{1, 1}, {1, 70}, {70, 1}, {37, 53}, {64, 33}, {1100, 1003}}) {
     CAPTURE(rows);
     CAPTURE(cols);
     std::vector<float> in(rows * cols);

@@ -6,7 +6,9 @@
 
 using namespace gpulab::testing;
 
-TEST_CASE("an image filter that clamps edges wrongly is told so, with pictures of the input, its output, the reference and the difference") {
+TEST_CASE(
+    "an image filter that clamps edges wrongly is told so, with pictures of the input, its output, the reference and "
+    "the difference") {
   SourceTree tree("filter-wrong-edge");
   // Clamps x to width - 2 instead of width - 1: only pixels near the right edge come out wrong.
   tree.replace("04-filter/filter.cl", "row[clamp_to(x + dx, width)]", "row[clamp_to(x + dx, width - 1)]");

@@ -10,8 +10,7 @@ namespace {
 
 // A hello solution whose kernel body was left empty (host code complete), or whose result is never
 // copied back: both must read "never written", not random bytes of an uninitialised buffer.
-void check_unwritten_result(const char* what, const std::string& file, const std::string& from,
-                            const std::string& to) {
+void check_unwritten_result(const char* what, const std::string& file, const std::string& from, const std::string& to) {
   SourceTree tree(std::string("hello-") + what);
   tree.replace("00-hello/" + file, from, to);
   const auto run = run_check(tree.root(), "--backend opencl --lab hello");

@@ -22,7 +22,8 @@ TEST_CASE("a student file that uses a forbidden library is rejected with its fil
 
 TEST_CASE("a bonus task that is not done costs its points but does not fail the run") {
   SourceTree tree("bonus-open");
-  tree.replace("01-matmul/matmul_opencl.cpp", "void matmul_fast(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k) {",
+  tree.replace("01-matmul/matmul_opencl.cpp",
+               "void matmul_fast(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k) {",
                "void matmul_fast(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k) {\n"
                "  GPULAB_NOT_IMPLEMENTED(\"bonus left open\");");
   const auto run = run_check(tree.root(), "--backend opencl --lab matmul");

@@ -32,8 +32,8 @@ void check_fails_every_no_cancel_case(const std::string& fault) {
   const SourceTree tree = planted(fault);
   for (const int seed : {1, 2}) {
     CAPTURE(seed);
-    const auto run = run_check(tree.root(), "--backend " + planted_backend() + " --lab matmul --task naive --seed " +
-                                                std::to_string(seed));
+    const auto run = run_check(
+        tree.root(), "--backend " + planted_backend() + " --lab matmul --task naive --seed " + std::to_string(seed));
     INFO(run.output);
     REQUIRE(run.report.is_object());
     const auto& naive = run.task("matmul", "naive");

@@ -49,7 +49,8 @@ std::string build_output(const SourceTree& tree, const std::string& backend, int
 TEST_CASE("CUDA driver entry points are refused by symbol, however the source spells them") {
   SourceTree tree("allowlist-cuda-calls");
   tree.replace("02-transpose/transpose.cu", "void transpose_naive(", std::string(kPaste) + "void transpose_naive(")
-      .replace("02-transpose/transpose.cu", "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");",
+      .replace("02-transpose/transpose.cu",
+               "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");",
                "  void* entry = nullptr;\n"
                "  CAT(cudaGetDriver, EntryPointByVersion)(\"cuMemcpyDtoH\", &entry, 12000, 0, nullptr);\n"
                "  CAT(cudaMallocH, ost)(&entry, 64);\n"
@@ -58,14 +59,18 @@ TEST_CASE("CUDA driver entry points are refused by symbol, however the source sp
   const std::string output = build_output(tree, "cuda", status);
   INFO(output);
   CHECK(status == 1);
-  CHECK(output.find("transpose.cu refers to cudaGetDriverEntryPointByVersion, cudaMallocHost, which a lab file may not use") !=
+  CHECK(output.find(
+            "transpose.cu refers to cudaGetDriverEntryPointByVersion, cudaMallocHost, which a lab file may not use") !=
         std::string::npos);
   CHECK(output.find("grader/allowlist/cuda.txt") != std::string::npos);
 }
 
-TEST_CASE("a cudaMemcpy whose direction is cast from a number goes through the guard, which lets only device-to-device copies through") {
+TEST_CASE(
+    "a cudaMemcpy whose direction is cast from a number goes through the guard, which lets only device-to-device "
+    "copies through") {
   SourceTree tree("allowlist-cuda-memcpy");
-  tree.replace("02-transpose/transpose.cu", "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");",
+  tree.replace("02-transpose/transpose.cu",
+               "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");",
                "  gpulab::check(cudaGetLastError(), \"launching transpose_naive_kernel\");\n"
                "  static float peek = 0;\n"
                "  gpulab::check(cudaMemcpy(&peek, out, sizeof peek, (cudaMemcpyKind)2), \"peeking\");");
@@ -90,7 +95,8 @@ TEST_CASE("a cudaMemcpy whose direction is cast from a number goes through the g
   const auto run = run_check(tree.root(), "--backend cuda --lab transpose");
   INFO(run.output);
   CHECK(run.status("transpose", "naive") == "error");
-  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("cudaMemcpyDeviceToDevice") != std::string::npos);
+  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("cudaMemcpyDeviceToDevice") !=
+        std::string::npos);
 }
 
 TEST_CASE("a vendor library declared by hand and called under a pasted name is refused by its symbol") {
@@ -108,7 +114,8 @@ TEST_CASE("a vendor library declared by hand and called under a pasted name is r
 
 TEST_CASE("a header-only library included through a line splice is refused by the headers the compiler included") {
   SourceTree tree("allowlist-cuda-header");
-  tree.replace("02-transpose/transpose.cu", "void transpose_naive(", "#include <cu\\\nb/cub.cuh>\nvoid transpose_naive(");
+  tree.replace("02-transpose/transpose.cu", "void transpose_naive(",
+               "#include <cu\\\nb/cub.cuh>\nvoid transpose_naive(");
   int status = 0;
   const std::string output = build_output(tree, "cuda", status);
   INFO(output);
@@ -118,17 +125,21 @@ TEST_CASE("a header-only library included through a line splice is refused by th
   CHECK(output.find("a header no lab file may include") != std::string::npos);
 }
 
-TEST_CASE("OpenCL reads, SVM, images, native kernels and extension look-ups are refused by symbol, however the source spells them") {
+TEST_CASE(
+    "OpenCL reads, SVM, images, native kernels and extension look-ups are refused by symbol, however the source spells "
+    "them") {
   SourceTree tree("allowlist-opencl-calls");
   tree.replace("02-transpose/transpose_opencl.cpp", "#include \"gpulab/student/opencl.hpp\"",
                "#undef CL_TARGET_OPENCL_VERSION\n#define CL_TARGET_OPENCL_VERSION 300\n"
-               "#include \"gpulab/student/opencl.hpp\"\n" + std::string(kPaste))
+               "#include \"gpulab/student/opencl.hpp\"\n" +
+                   std::string(kPaste))
       .replace("02-transpose/transpose_opencl.cpp", "        \"launching transpose_naive_kernel\");",
                "        \"launching transpose_naive_kernel\");\n"
                "  float peek = 0;\n"
                "  CAT(clEnqueue, ReadBuffer)(lab.queue(), out, CL_TRUE, 0, sizeof peek, &peek, 0, nullptr, nullptr);\n"
                "  CAT(clSVM, Alloc)(lab.context(), CL_MEM_READ_WRITE, 64, 0);\n"
-               "  CAT(clEnqueueNative, Kernel)(lab.queue(), nullptr, nullptr, 0, 0, nullptr, nullptr, 0, nullptr, nullptr);\n"
+               "  CAT(clEnqueueNative, Kernel)(lab.queue(), nullptr, nullptr, 0, 0, nullptr, nullptr, 0, nullptr, "
+               "nullptr);\n"
                "  CAT(clGetExtensionFunctionAddress, ForPlatform)(nullptr, \"clIcdGetPlatformIDsKHR\");\n"
                "  const cl_image_format format{CL_RGBA, CL_FLOAT};\n"
                "  const cl_image_desc desc{CL_MEM_OBJECT_IMAGE2D, 4, 4};\n"
@@ -138,11 +149,14 @@ TEST_CASE("OpenCL reads, SVM, images, native kernels and extension look-ups are 
   INFO(output);
   CHECK(status == 1);
   CHECK(output.find("transpose_opencl.cpp refers to clCreateImage, clEnqueueNativeKernel, clEnqueueReadBuffer, "
-                    "clGetExtensionFunctionAddressForPlatform, clSVMAlloc, which a lab file may not use") != std::string::npos);
+                    "clGetExtensionFunctionAddressForPlatform, clSVMAlloc, which a lab file may not use") !=
+        std::string::npos);
   CHECK(output.find("grader/allowlist/opencl.txt") != std::string::npos);
 }
 
-TEST_CASE("inline assembly in host code is refused in the source, and a system call assembled by macros in the compiled code") {
+TEST_CASE(
+    "inline assembly in host code is refused in the source, and a system call assembled by macros in the compiled "
+    "code") {
   SourceTree plain("allowlist-asm-plain");
   plain.replace("02-transpose/transpose_opencl.cpp", "  cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");",
                 "  asm volatile(\"nop\");\n  cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");");
@@ -153,7 +167,9 @@ TEST_CASE("inline assembly in host code is refused in the source, and a system c
   CHECK(output.find("transpose_opencl.cpp:9 uses asm, inline assembly") != std::string::npos);
 
   SourceTree pasted("allowlist-asm-pasted");
-  pasted.replace("02-transpose/transpose_opencl.cpp", "using gpulab::check;", std::string(kPaste) + "using gpulab::check;")
+  pasted
+      .replace("02-transpose/transpose_opencl.cpp", "using gpulab::check;",
+               std::string(kPaste) + "using gpulab::check;")
       .replace("02-transpose/transpose_opencl.cpp", "  cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");",
                "  CAT(__as, m__) volatile(\"syscall\");\n  cl_kernel kernel = lab.kernel(\"transpose_naive_kernel\");");
   output = build_output(pasted, "opencl", status);
@@ -178,14 +194,15 @@ TEST_CASE("a student definition of a harness, runtime or C++ library function se
   // The harness times launches with OpenCL profiling events and the host clock, and allocates with
   // operator new: a student's own versions, faking a time of zero, must not reach it.
   SourceTree tree("allowlist-interpose");
-  tree.append("02-transpose/transpose_opencl.cpp",
-              "#include <chrono>\n#include <cstdlib>\n#include <cstring>\n#include <new>\n#include <string>\n"
-              "extern \"C\" cl_int clGetEventProfilingInfo(cl_event, cl_profiling_info, size_t size, void* value, size_t*) {\n"
-              "  std::memset(value, 0, size);\n  return CL_SUCCESS;\n}\n"
-              "namespace std::chrono::_V2 {\n"
-              "steady_clock::time_point steady_clock::now() noexcept { return steady_clock::time_point{}; }\n}\n"
-              "void* operator new(std::size_t n) { return std::malloc(n ? n : 1); }\n"
-              "namespace gpulab { std::string show_value(float) { return \"faked\"; } }\n");
+  tree.append(
+      "02-transpose/transpose_opencl.cpp",
+      "#include <chrono>\n#include <cstdlib>\n#include <cstring>\n#include <new>\n#include <string>\n"
+      "extern \"C\" cl_int clGetEventProfilingInfo(cl_event, cl_profiling_info, size_t size, void* value, size_t*) {\n"
+      "  std::memset(value, 0, size);\n  return CL_SUCCESS;\n}\n"
+      "namespace std::chrono::_V2 {\n"
+      "steady_clock::time_point steady_clock::now() noexcept { return steady_clock::time_point{}; }\n}\n"
+      "void* operator new(std::size_t n) { return std::malloc(n ? n : 1); }\n"
+      "namespace gpulab { std::string show_value(float) { return \"faked\"; } }\n");
   const auto run = run_check(tree.root(), "--backend opencl --lab transpose");
   INFO(run.output);
   // Correct, and timed by the harness's own clock and events: a zero time would mean the student's won.
@@ -218,7 +235,8 @@ TEST_CASE("an OpenCL buffer in host memory is refused when it is created, with w
   const auto run = run_check(tree.root(), "--backend opencl --lab transpose");
   INFO(run.output);
   CHECK(run.status("transpose", "naive") == "error");
-  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("CL_MEM_USE_HOST_PTR") != std::string::npos);
+  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("CL_MEM_USE_HOST_PTR") !=
+        std::string::npos);
 }
 
 TEST_CASE("a folder whose name matches a refused header pattern does not refuse the student files in it") {

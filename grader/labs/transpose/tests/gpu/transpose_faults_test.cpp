@@ -10,8 +10,8 @@ using namespace gpulab::testing;
 
 TEST_CASE("a CUDA kernel that writes outside its buffer is reported as a kernel fault, and the next task still runs") {
   SourceTree tree("cuda-illegal-address");
-  tree.replace("02-transpose/transpose.cu", "out[static_cast<size_t>(col) * rows + row] =",
-               "out[(static_cast<size_t>(1) << 40) + row] =");
+  tree.replace("02-transpose/transpose.cu",
+               "out[static_cast<size_t>(col) * rows + row] =", "out[(static_cast<size_t>(1) << 40) + row] =");
   const auto run = run_check(tree.root(), gpu_args("cuda") + " --lab transpose");
   INFO(run.output);
   CHECK(run.status("transpose", "naive") == "kernel_fault");

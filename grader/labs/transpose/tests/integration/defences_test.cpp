@@ -32,7 +32,8 @@ TEST_CASE("a transpose that replays results it cached by buffer pointer fails at
   CHECK((message.find("timed launch") != std::string::npos || message.find("warm-up launch") != std::string::npos));
 }
 
-TEST_CASE("a transpose that computes only on the launches an older harness checked fails at a warm-up or timed launch") {
+TEST_CASE(
+    "a transpose that computes only on the launches an older harness checked fails at a warm-up or timed launch") {
   const auto run = run_planted("count-calls", "optimized");
   INFO(run.output);
   CHECK(run.exit_code == 1);

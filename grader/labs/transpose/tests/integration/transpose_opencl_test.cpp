@@ -27,16 +27,18 @@ TEST_CASE("a wrong kernel fails with a mismatch report that names the wrong rows
 
 TEST_CASE("a kernel that never finishes is killed, reported as timed out, and the next task still runs") {
   SourceTree tree("hanging-kernel");
-  tree.append("02-transpose/transpose.cl",
-              "__kernel void transpose_hang_kernel(__global const float* in, __global float* out, int rows, int cols) {\n"
-              "  volatile __global float* flag = out;  /* waits for a value nobody writes */\n"
-              "  while (flag[0] != 12345.0f) {}\n}");
+  tree.append(
+      "02-transpose/transpose.cl",
+      "__kernel void transpose_hang_kernel(__global const float* in, __global float* out, int rows, int cols) {\n"
+      "  volatile __global float* flag = out;  /* waits for a value nobody writes */\n"
+      "  while (flag[0] != 12345.0f) {}\n}");
   tree.replace("02-transpose/transpose_opencl.cpp", "lab.kernel(\"transpose_naive_kernel\")",
                "lab.kernel(\"transpose_hang_kernel\")");
   const auto run = run_check(tree.root(), "--backend opencl --lab transpose --timeout 4");
   INFO(run.output);
   CHECK(run.status("transpose", "naive") == "timeout");
-  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("timed out after 4 s") != std::string::npos);
+  CHECK(run.task("transpose", "naive").at("message").get<std::string>().find("timed out after 4 s") !=
+        std::string::npos);
   CHECK(ran_correctly(run.task("transpose", "optimized")));
 }
 
