@@ -98,6 +98,40 @@ std::vector<fs::path> leftovers(const fs::path& out) {
   return found;
 }
 
+// grades.csv: the header names every task of the graded lab, and each student's row holds their
+// points, score and status.
+void check_gradebook(const Batch& b, const std::vector<std::pair<json, std::string>>& students) {
+  const auto& lab = graded_lab();
+  const std::string csv = read_file(b.out / "grades.csv");
+  std::vector<std::string> task_columns;
+  for (const auto& t : lab.tasks) task_columns.push_back(lab.id + "/" + t.name);
+  CHECK(csv.rfind(
+            fmt::format("student,submission,{},score,max_score,status,error,findings\n", fmt::join(task_columns, ",")),
+            0) == 0);
+  for (const auto& [student, file] : students) {
+    std::vector<std::string> task_points;
+    for (const auto& t : lab.tasks) task_points.push_back(points(student, t.name));
+    CHECK(csv.find(fmt::format("\n{},{},{},{:g},{:g},graded,,\n", student["student"].get<std::string>(), file,
+                               fmt::join(task_points, ","), student["score"].get<double>(), max_points())) !=
+          std::string::npos);
+  }
+}
+
+// The Gradescope results and the feedback page of a student who submitted the untouched skeleton.
+void check_unimplemented_outputs(const Batch& b, const std::string& student) {
+  const auto& lab = graded_lab();
+  const gpulab::Task& first_task = lab.tasks.front();
+  const json gradescope = json::parse(read_file(b.out / "students" / student / "results.json"));
+  CHECK(gradescope["score"] == 0.0);
+  REQUIRE(gradescope["tests"].size() == lab.tasks.size());
+  CHECK(gradescope["tests"][0]["name"] == fmt::format("{} / {} ({})", lab.id, first_task.name, first_task.function));
+  CHECK(gradescope["tests"][0]["max_score"] == first_task.points);
+  CHECK(gradescope["tests"][0]["output"].get<std::string>().find("not implemented") != std::string::npos);
+  const std::string feedback = read_file(b.out / "students" / student / "feedback.html");
+  CHECK(feedback.find("Feedback for " + student) != std::string::npos);
+  CHECK(feedback.find(first_task.function) != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -132,29 +166,8 @@ TEST_CASE(
   CHECK(alice["labs"][0]["device"].contains("name"));  // every student's report names the device and calibration
   CHECK(alice["labs"][0]["calibration"]["rates"].contains("copy"));
 
-  const std::string csv = read_file(b.out / "grades.csv");
-  std::vector<std::string> task_columns;
-  for (const auto& t : lab.tasks) task_columns.push_back(lab.id + "/" + t.name);
-  CHECK(csv.rfind(
-            fmt::format("student,submission,{},score,max_score,status,error,findings\n", fmt::join(task_columns, ",")),
-            0) == 0);
-  for (const auto& [student, file] : {std::pair{alice, "alice"}, {bob, "bob"}, {carol, "carol.tar.gz"}}) {
-    std::vector<std::string> task_points;
-    for (const auto& t : lab.tasks) task_points.push_back(points(student, t.name));
-    CHECK(csv.find(fmt::format("\n{},{},{},{:g},{:g},graded,,\n", student["student"].get<std::string>(), file,
-                               fmt::join(task_points, ","), student["score"].get<double>(), max_points())) !=
-          std::string::npos);
-  }
-
-  const json gradescope = json::parse(read_file(b.out / "students" / "bob" / "results.json"));
-  CHECK(gradescope["score"] == 0.0);
-  REQUIRE(gradescope["tests"].size() == lab.tasks.size());
-  CHECK(gradescope["tests"][0]["name"] == fmt::format("{} / {} ({})", lab.id, first_task.name, first_task.function));
-  CHECK(gradescope["tests"][0]["max_score"] == first_task.points);
-  CHECK(gradescope["tests"][0]["output"].get<std::string>().find("not implemented") != std::string::npos);
-  const std::string feedback = read_file(b.out / "students" / "bob" / "feedback.html");
-  CHECK(feedback.find("Feedback for bob") != std::string::npos);
-  CHECK(feedback.find(first_task.function) != std::string::npos);
+  check_gradebook(b, {{alice, "alice"}, {bob, "bob"}, {carol, "carol.tar.gz"}});
+  check_unimplemented_outputs(b, "bob");
   // The summary page needs matplotlib (install-deps installs it); without it the batch says so.
   CHECK((fs::exists(b.out / "index.html") || output.find("summary page was not written") != std::string::npos));
   const json batch = json::parse(read_file(b.out / "batch.json"));
@@ -540,85 +553,111 @@ TEST_CASE(
 
 // The sandbox itself, without a submission: what the scans of a submission let through must still
 // find no network, no writable file outside its folder, and a limit on processes, memory and output.
-TEST_CASE("the sandbox keeps a command off the network, out of every folder but its own, and within its limits") {
-  const cli::Isolation isolation = cli::detect_isolation();
-  const fs::path root = fs::path(GPULAB_SCRATCH) / "sandbox", box = root / "out" / "box", out = root / "out";
-  fs::remove_all(root);
-  fs::create_directories(box);
-  cli::SandboxSpec spec;
-  spec.isolation = &isolation;
-  spec.scratch = box;
-  spec.needed = {GPULAB_REPO};
-  spec.hidden = {out};
-  if (isolation.own_user) spec.user = 62999;
-  cli::Limits limits;
-  limits.wall_s = 20;
-  limits.memory_bytes = 1ull << 30;
-  limits.processes = 64;
-  limits.output_bytes = 1 << 20;
-  const fs::path log = root / "log.txt";
-  auto sh = [&](const std::string& script) { return cli::run_isolated({"/bin/sh", "-c", script}, log, limits, spec); };
-  INFO(isolation.describe(limits));
+namespace {
 
-  // Writes: only its own folder.
+// A sandbox as a batch sets one up, with a folder of its own, the repository needed, OUT hidden.
+struct SandboxBench {
+  const cli::Isolation isolation = cli::detect_isolation();
+  const fs::path root = fs::path(GPULAB_SCRATCH) / "sandbox", out = root / "out", box = out / "box";
+  const fs::path log = root / "log.txt";
+  cli::SandboxSpec spec;
+  cli::Limits limits;
+
+  SandboxBench() {
+    fs::remove_all(root);
+    fs::create_directories(box);
+    spec.isolation = &isolation;
+    spec.scratch = box;
+    spec.needed = {GPULAB_REPO};
+    spec.hidden = {out};
+    if (isolation.own_user) spec.user = 62999;
+    limits.wall_s = 20;
+    limits.memory_bytes = 1ull << 30;
+    limits.processes = 64;
+    limits.output_bytes = 1 << 20;
+  }
+  ~SandboxBench() { fs::remove_all(root); }
+  cli::ChildExit sh(const std::string& script) const {
+    return cli::run_isolated({"/bin/sh", "-c", script}, log, limits, spec);
+  }
+};
+
+// Writes: only its own folder.
+void check_writes(const SandboxBench& s) {
   const fs::path outside = fs::path(GPULAB_REPO) / "labs" / "PWNED-sandbox-test";
   const auto writes =
-      sh(fmt::format("echo x > '{}'; echo x > '{}/PWNED'; echo x > /tmp/PWNED-sandbox-test; echo ok > '{}/mine'",
-                     outside.string(), out.string(), box.string()));
+      s.sh(fmt::format("echo x > '{}'; echo x > '{}/PWNED'; echo x > /tmp/PWNED-sandbox-test; echo ok > '{}/mine'",
+                       outside.string(), s.out.string(), s.box.string()));
   CHECK(writes.exited_ok());
-  CHECK(fs::exists(box / "mine"));
-  if (isolation.bubblewrap || isolation.own_user) {
+  CHECK(fs::exists(s.box / "mine"));
+  if (s.isolation.bubblewrap || s.isolation.own_user) {
     CHECK_FALSE(fs::exists(outside));
-    CHECK_FALSE(fs::exists(out / "PWNED"));
+    CHECK_FALSE(fs::exists(s.out / "PWNED"));
   } else {
-    CHECK(isolation.describe(limits).find("files NOT protected") != std::string::npos);
+    CHECK(s.isolation.describe(s.limits).find("files NOT protected") != std::string::npos);
   }
   fs::remove(outside);
   fs::remove("/tmp/PWNED-sandbox-test");
+}
 
-  // Network: nothing arrives at a listener on this machine.
-  if (isolation.network_off && fs::exists("/bin/bash")) {
+// Network: nothing arrives at a listener on this machine.
+void check_network(const SandboxBench& s) {
+  if (s.isolation.network_off && fs::exists("/bin/bash")) {
     Listener listener(47124);
     REQUIRE(listener.listening());
-    sh("/bin/bash -c 'exec 3<>/dev/tcp/127.0.0.1/47124 && echo gpulab-network-escape >&3'");
+    s.sh("/bin/bash -c 'exec 3<>/dev/tcp/127.0.0.1/47124 && echo gpulab-network-escape >&3'");
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     CHECK(listener.received().empty());
   } else {
-    CHECK(isolation.describe(limits).find("network NOT isolated") != std::string::npos);
+    CHECK(s.isolation.describe(s.limits).find("network NOT isolated") != std::string::npos);
   }
+}
 
-  // A fork bomb is stopped, and nothing of it is left.
-  limits.wall_s = 5;
+// A fork bomb is stopped, and nothing of it is left.
+void check_fork_bomb(SandboxBench& s) {
+  s.limits.wall_s = 5;
   // A name no other process on the machine mentions (a CI runner's own scripts may say "b.sh").
   const std::string bomb_script = fmt::format("gpulab-fork-bomb-{}.sh", ::getpid());
-  const auto bomb = sh(fmt::format("echo 'f() {{ f | f & }}; f; sleep 100' > {0}; /bin/sh {0}", bomb_script));
+  const auto bomb = s.sh(fmt::format("echo 'f() {{ f | f & }}; f; sleep 100' > {0}; /bin/sh {0}", bomb_script));
   CHECK(bomb.killed_for == cli::KillReason::timeout);
   CHECK(bomb.peak_processes > 1);
   CHECK_MESSAGE(processes_mentioning(bomb_script).empty(),
                 fmt::format("{}", fmt::join(processes_mentioning(bomb_script), "\n")));
+}
 
-  // Memory and output.
-  limits.wall_s = 60;
+// Memory, disk and output.
+void check_memory_disk_and_output(SandboxBench& s) {
+  s.limits.wall_s = 60;
   if (fs::exists("/usr/bin/python3")) {
-    const auto memory = sh("/usr/bin/python3 -c 'import time; x = bytearray(3 << 30); time.sleep(30)'");
+    const auto memory = s.sh("/usr/bin/python3 -c 'import time; x = bytearray(3 << 30); time.sleep(30)'");
     CHECK(memory.killed_for == cli::KillReason::memory);
     // Stopped by the progress watchdog instead, it still says how much memory it held (the
     // grader's message then points at the allocation, not at a hung kernel).
-    limits.idle_s = 3;
-    const auto held = sh("/usr/bin/python3 -c 'import time; x = bytearray(600 << 20); time.sleep(30)'");
+    s.limits.idle_s = 3;
+    const auto held = s.sh("/usr/bin/python3 -c 'import time; x = bytearray(600 << 20); time.sleep(30)'");
     CHECK(held.killed_for == cli::KillReason::idle);
     CHECK(held.peak_memory_bytes > (500ull << 20));
-    CHECK(held.peak_memory_bytes < limits.memory_bytes);
-    limits.idle_s = 0;
+    CHECK(held.peak_memory_bytes < s.limits.memory_bytes);
+    s.limits.idle_s = 0;
   }
-  limits.disk_bytes = 8 << 20;  // many files, each under the output limit
+  s.limits.disk_bytes = 8 << 20;  // many files, each under the output limit
   const auto disk =
-      sh("i=0; while [ $i -lt 100 ]; do head -c 900000 /dev/zero > f$i; i=$((i + 1)); sleep 0.01; done; sleep 30");
+      s.sh("i=0; while [ $i -lt 100 ]; do head -c 900000 /dev/zero > f$i; i=$((i + 1)); sleep 0.01; done; sleep 30");
   CHECK(disk.killed_for == cli::KillReason::disk);
-  const auto output = sh("yes 'the same line again'");
+  const auto output = s.sh("yes 'the same line again'");
   CHECK(output.signal == SIGXFSZ);
-  CHECK(fs::file_size(log) <= limits.output_bytes);
-  fs::remove_all(root);
+  CHECK(fs::file_size(s.log) <= s.limits.output_bytes);
+}
+
+}  // namespace
+
+TEST_CASE("the sandbox keeps a command off the network, out of every folder but its own, and within its limits") {
+  SandboxBench sandbox;
+  INFO(sandbox.isolation.describe(sandbox.limits));
+  check_writes(sandbox);
+  check_network(sandbox);
+  check_fork_bomb(sandbox);
+  check_memory_disk_and_output(sandbox);
 }
 
 int main(int argc, char** argv) {
