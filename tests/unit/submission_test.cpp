@@ -1,17 +1,22 @@
-// A submission archive is unpacked only within its limits and only inside its folder: each hostile
-// archive is refused as a whole with a message that names the entry and the limit.
+// One submission as the batch grader sees it (submission): archives unpacked only within their limits
+// and inside their folder, hostile ones refused whole with a message naming the entry and the limit;
+// the lab files taken from a folder, and a misnamed or misplaced file reported with where it was found.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 
+#include "gpulab/manifest.hpp"
 #include "submission.hpp"
 
 namespace fs = std::filesystem;
+using gpulab::Manifest;
 using gpulab::cli::open_submission;
 using gpulab::cli::SubmissionError;
 using gpulab::cli::UnpackLimits;
@@ -61,6 +66,28 @@ std::string refusal(const fs::path& archive, const fs::path& scratch, const Unpa
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A made-up lab, 05-saxpy, whose manifest lists one CUDA file and two OpenCL files, written under `root`.
+Manifest saxpy_manifest(const fs::path& root) {
+  const fs::path folder = root / "course" / "labs" / "05-saxpy";
+  fs::create_directories(folder);
+  std::ofstream(folder / "lab.toml") << R"(name = "saxpy"
+title = "A made-up lab"
+
+[files]
+cuda = ["saxpy.cu"]
+opencl = ["saxpy.cl", "saxpy_opencl.cpp"]
+
+[[tasks]]
+name = "naive"
+function = "saxpy_naive"
+
+[[cases]]
+name = "tiny"
+n = 3
+)";
+  return gpulab::load_manifest(folder / "lab.toml");
+}
 
 }  // namespace
 
@@ -147,4 +174,67 @@ TEST_CASE("a file named like an archive that is none, or an empty archive, is re
   std::ofstream(fake) << "this is not a zip file";
   CHECK(contains(refusal(fake, bench.scratch()), "student.zip: not a readable .zip or .tar.gz archive"));
   CHECK(contains(refusal(bench.tar_gz("pass"), bench.scratch()), "the archive is empty; it must hold the lab folders"));
+}
+
+TEST_CASE("student names come from the folder or archive name, made safe for paths") {
+  CHECK(gpulab::cli::student_name("subs/alice.tar.gz") == "alice");
+  CHECK(gpulab::cli::student_name("subs/Bob Smith.zip") == "Bob_Smith");
+  CHECK(gpulab::cli::student_name("subs/carol") == "carol");
+  CHECK(gpulab::cli::student_name("subs/..zip") == "_.");
+}
+
+TEST_CASE("a misnamed file is reported with the name it was found under") {
+  const std::vector<std::string> files{"labs/05-saxpy/Saxpy.cu", "labs/05-saxpy/README.md", "notes.txt"};
+  const auto close = gpulab::cli::near_misses(files, "labs/05-saxpy/saxpy.cu");
+  REQUIRE(close.size() == 1);
+  CHECK(close[0] == "labs/05-saxpy/Saxpy.cu");
+  CHECK(gpulab::cli::near_misses({"lab5/saxpy.cu"}, "labs/05-saxpy/saxpy.cu") ==
+        std::vector<std::string>{"lab5/saxpy.cu"});
+}
+
+TEST_CASE("a folder submission takes lab files under a wrapping folder and refuses a link that leaves it") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-submission-{}", ::getpid());
+  fs::remove_all(root);
+  fs::create_directories(root / "alice-repo/labs/05-saxpy");
+  std::ofstream(root / "alice-repo/labs/05-saxpy/saxpy.cu") << "// mine\n";
+  std::ofstream(root / "alice-repo/labs/05-saxpy/saxpy.cl") << "// mine\n";
+  fs::create_symlink("/etc/hostname", root / "alice-repo/labs/05-saxpy/saxpy_opencl.cpp");
+  const auto files = gpulab::cli::open_submission(root, root / "unused");
+  const Manifest m = saxpy_manifest(root);
+  const auto cuda = gpulab::cli::take_lab_files(files, m, "cuda", root / "taken-cuda");
+  CHECK(cuda.complete());
+  CHECK(fs::exists(root / "taken-cuda/saxpy.cu"));
+  const auto opencl = gpulab::cli::take_lab_files(files, m, "opencl", root / "taken-opencl");
+  REQUIRE(opencl.missing.size() == 1);
+  CHECK(opencl.missing[0].find("outside the submission") != std::string::npos);
+  CHECK_FALSE(fs::exists(root / "taken-opencl/saxpy_opencl.cpp"));
+  fs::remove_all(root);
+}
+
+TEST_CASE(
+    "a lab file missing under its name is reported with the near miss, by name in its folder and by path elsewhere") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-near-miss-{}", ::getpid());
+  fs::remove_all(root);
+  fs::create_directories(root / "sub/labs/05-saxpy");
+  fs::create_directories(root / "sub/lab5");
+  std::ofstream(root / "sub/labs/05-saxpy/Saxpy.cu") << "// mine\n";
+  std::ofstream(root / "sub/lab5/saxpy.cl") << "// mine\n";
+  const auto files = gpulab::cli::open_submission(root / "sub", root / "unused");
+  const Manifest m = saxpy_manifest(root);
+  const auto cuda = gpulab::cli::take_lab_files(files, m, "cuda", root / "taken-cuda");
+  REQUIRE(cuda.missing.size() == 1);
+  CHECK(cuda.missing[0] == "missing labs/05-saxpy/saxpy.cu (found Saxpy.cu, expected saxpy.cu)");
+  const auto opencl = gpulab::cli::take_lab_files(files, m, "opencl", root / "taken-opencl");
+  CHECK(std::find(opencl.missing.begin(), opencl.missing.end(),
+                  "missing labs/05-saxpy/saxpy.cl (found it at lab5/saxpy.cl: it must be in labs/05-saxpy/)") !=
+        opencl.missing.end());
+  fs::remove_all(root);
+}
+
+TEST_CASE("something that is neither a folder nor an archive is refused with what a submission must be") {
+  const fs::path file = fs::temp_directory_path() / fmt::format("gpulab-submission-{}.txt", ::getpid());
+  std::ofstream(file) << "hello";
+  CHECK_THROWS_WITH_AS(gpulab::cli::open_submission(file, fs::temp_directory_path()),
+                       doctest::Contains("not a folder, .zip or .tar.gz"), gpulab::cli::SubmissionError);
+  fs::remove(file);
 }

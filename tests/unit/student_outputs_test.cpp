@@ -1,4 +1,4 @@
-// The per-student outputs of `gpulab grade` and the pieces of submission handling that need no device.
+// The per-student outputs of `gpulab grade` (student_outputs): Gradescope results, feedback and the gradebook.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -117,80 +117,4 @@ TEST_CASE("a student the grader failed for has no points in the gradebook, only 
         std::string::npos);
   INFO(csv);
   CHECK(csv.find("erin,erin.zip,0,0,0,10,refused,erin.zip: none of the lab files is there,\n") != std::string::npos);
-}
-
-TEST_CASE("student names come from the folder or archive name, made safe for paths") {
-  CHECK(cli::student_name("subs/alice.tar.gz") == "alice");
-  CHECK(cli::student_name("subs/Bob Smith.zip") == "Bob_Smith");
-  CHECK(cli::student_name("subs/carol") == "carol");
-  CHECK(cli::student_name("subs/..zip") == "_.");
-}
-
-TEST_CASE("a misnamed file is reported with the name it was found under") {
-  const std::vector<std::string> files{"labs/02-transpose/Transpose.cu", "labs/02-transpose/README.md", "notes.txt"};
-  const auto close = cli::near_misses(files, "labs/02-transpose/transpose.cu");
-  REQUIRE(close.size() == 1);
-  CHECK(close[0] == "labs/02-transpose/Transpose.cu");
-  CHECK(cli::near_misses({"lab2/transpose.cu"}, "labs/02-transpose/transpose.cu") ==
-        std::vector<std::string>{"lab2/transpose.cu"});
-}
-
-TEST_CASE("a folder submission takes lab files under a wrapping folder and refuses a link that leaves it") {
-  const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-submission-{}", ::getpid());
-  fs::remove_all(root);
-  fs::create_directories(root / "alice-repo/labs/02-transpose");
-  std::ofstream(root / "alice-repo/labs/02-transpose/transpose.cu") << "// mine\n";
-  std::ofstream(root / "alice-repo/labs/02-transpose/transpose.cl") << "// mine\n";
-  fs::create_symlink("/etc/hostname", root / "alice-repo/labs/02-transpose/transpose_opencl.cpp");
-  const auto files = cli::open_submission(root, root / "unused");
-  const Manifest m = load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml");
-  const auto cuda = cli::take_lab_files(files, m, "cuda", root / "taken-cuda");
-  CHECK(cuda.complete());
-  CHECK(fs::exists(root / "taken-cuda/transpose.cu"));
-  const auto opencl = cli::take_lab_files(files, m, "opencl", root / "taken-opencl");
-  REQUIRE(opencl.missing.size() == 1);
-  CHECK(opencl.missing[0].find("outside the submission") != std::string::npos);
-  CHECK_FALSE(fs::exists(root / "taken-opencl/transpose_opencl.cpp"));
-  fs::remove_all(root);
-}
-
-TEST_CASE(
-    "a lab file missing under its name is reported with the near miss, by name in its folder and by path elsewhere") {
-  const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-near-miss-{}", ::getpid());
-  fs::remove_all(root);
-  fs::create_directories(root / "sub/labs/02-transpose");
-  fs::create_directories(root / "sub/lab2");
-  std::ofstream(root / "sub/labs/02-transpose/Transpose.cu") << "// mine\n";
-  std::ofstream(root / "sub/lab2/transpose.cl") << "// mine\n";
-  const auto files = cli::open_submission(root / "sub", root / "unused");
-  const Manifest m = load_manifest(fs::path(GPULAB_REPO) / "labs/02-transpose/lab.toml");
-  const auto cuda = cli::take_lab_files(files, m, "cuda", root / "taken-cuda");
-  REQUIRE(cuda.missing.size() == 1);
-  CHECK(cuda.missing[0] == "missing labs/02-transpose/transpose.cu (found Transpose.cu, expected transpose.cu)");
-  const auto opencl = cli::take_lab_files(files, m, "opencl", root / "taken-opencl");
-  CHECK(
-      std::find(
-          opencl.missing.begin(), opencl.missing.end(),
-          "missing labs/02-transpose/transpose.cl (found it at lab2/transpose.cl: it must be in labs/02-transpose/)") !=
-      opencl.missing.end());
-  fs::remove_all(root);
-}
-
-TEST_CASE("something that is neither a folder nor an archive is refused with what a submission must be") {
-  const fs::path file = fs::temp_directory_path() / fmt::format("gpulab-submission-{}.txt", ::getpid());
-  std::ofstream(file) << "hello";
-  CHECK_THROWS_WITH_AS(cli::open_submission(file, fs::temp_directory_path()),
-                       doctest::Contains("not a folder, .zip or .tar.gz"), cli::SubmissionError);
-  fs::remove(file);
-}
-
-TEST_CASE("a CUDA batch grades three submissions per GPU by default, one per 4 cores at most, and OpenCL one") {
-  using gpulab::cli::default_jobs;
-  CHECK(default_jobs("cuda", "", 1, 16) == 3);  // one H100, 16 cores: two compile while one runs
-  CHECK(default_jobs("cuda", "", 2, 32) == 6);
-  CHECK(default_jobs("cuda", "", 8, 16) == 4);  // the cores run out first
-  CHECK(default_jobs("cuda", "", 1, 2) == 1);
-  CHECK(default_jobs("cuda", "0", 2, 32) == 1);  // a chosen device: one lock, one job
-  CHECK(default_jobs("cuda", "", 0, 16) == 1);
-  CHECK(default_jobs("opencl", "", 2, 32) == 1);  // PoCL timings are fair only alone
 }
