@@ -233,7 +233,7 @@ TEST_CASE(
 
 TEST_CASE("something that is neither a folder nor an archive is refused with what a submission must be") {
   const fs::path file = fs::temp_directory_path() / fmt::format("gpulab-submission-{}.txt", ::getpid());
-  std::ofstream(file) << "hello";
+  std::ofstream(file) << "plain text";
   CHECK_THROWS_WITH_AS(gpulab::cli::open_submission(file, fs::temp_directory_path()),
                        doctest::Contains("not a folder, .zip or .tar.gz"), gpulab::cli::SubmissionError);
   fs::remove(file);
