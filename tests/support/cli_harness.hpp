@@ -111,6 +111,22 @@ inline int run_command(const std::string& command, std::string& output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Whether `gpulab devices` lists a GPU as device `index` of `backend` ("opencl:" then lines
+// "  0: <name> ... (gpu)").
+inline bool gpu_listed(const std::string& backend, const std::string& index) {
+  std::string output, line;
+  run_command(std::string("'") + GPULAB_CLI + "' devices", output);
+  std::istringstream lines(output);
+  bool in_section = false;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("  "))
+      in_section = line.starts_with(backend + ":");
+    else if (in_section && line.starts_with("  " + index + ": "))
+      return line.ends_with("(gpu)");
+  }
+  return false;
+}
+
 // Runs `gpulab check --source <source> <args>` and parses its JSON report.
 inline CliRun run_check(const fs::path& source, const std::string& args) {
   static int counter = 0;
