@@ -165,6 +165,7 @@ int check(const CheckOptions& o) {
   const fs::path source = fs::absolute(o.source.empty() ? tc.repo / "labs" : fs::path(o.source)).lexically_normal();
   if (!fs::is_directory(source)) throw std::invalid_argument(fmt::format("SOURCE={} is not a folder", source.string()));
   const auto labs = select_labs(tc, o.labs);
+  require_known_tasks(labs, o.tasks);
   const std::string backend = choose_backend(tc, o.backend);
   CheckPlan plan{o,
                  tc,

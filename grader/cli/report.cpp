@@ -34,6 +34,7 @@ int RunSummary::tasks_total() const {
   return n;
 }
 bool RunSummary::all_passed() const {
+  if (tasks_total() == 0) return false;  // a run that ran nothing proves nothing
   for (const auto& lab : labs)
     for (const auto& t : lab.tasks)
       if (!t.bonus && t.status != Status::passed) return false;
@@ -214,6 +215,13 @@ std::string render_report(const RunSummary& run, bool color) {
       if (failed) out += "  what the program printed (last lines):\n" + indent(lab.output, "      | ");
     }
   }
+  if (run.tasks_total() == 0)
+    return out + "\n" +
+           paint(fmt::format("NOTHING RAN: no selected lab has a task with files for {} (see LAB=, TASK= and the "
+                             "labs' [files])",
+                             run.backend),
+                 bold | fg(fmt::terminal_color::red)) +
+           "\n";
   const bool ok = run.all_passed();
   const double bonus = std::max(0.0, run.points() - run.max_points());
   out += "\n" +

@@ -5,11 +5,13 @@
 #include "runner_progress.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 
 namespace gpulab::cli {
 
@@ -21,6 +23,22 @@ std::vector<std::string> select_tasks(const Manifest& manifest, const std::vecto
     if (requested.empty() || std::find(requested.begin(), requested.end(), t.name) != requested.end())
       out.push_back(t.name);
   return out;
+}
+
+void require_known_tasks(const std::vector<Manifest>& labs, const std::vector<std::string>& requested) {
+  for (const auto& name : requested) {
+    const bool known = std::any_of(labs.begin(), labs.end(), [&](const Manifest& m) { return m.find_task(name); });
+    if (known) continue;
+    std::vector<std::string> per_lab;
+    for (const auto& m : labs) {
+      std::vector<std::string> names;
+      for (const auto& t : m.tasks) names.push_back(t.name);
+      per_lab.push_back(fmt::format("{}: {}", m.id, fmt::join(names, ", ")));
+    }
+    throw std::invalid_argument(fmt::format("TASK={} is not a task of {}; the tasks are {}", name,
+                                            labs.size() == 1 ? labs.front().id : "any selected lab",
+                                            fmt::join(per_lab, "; ")));
+  }
 }
 
 std::vector<TaskResult> all_tasks_failed(const Manifest& manifest, const std::vector<std::string>& tasks, Status status,

@@ -55,5 +55,8 @@ std::vector<TaskResult> all_tasks_failed(const Manifest& manifest, const std::ve
 
 // The task names to run: `requested` validated against the manifest, or all of them.
 std::vector<std::string> select_tasks(const Manifest& manifest, const std::vector<std::string>& requested);
+// Throws std::invalid_argument, naming every selected lab's tasks, when a requested task (TASK=) is a
+// task of none of `labs`: a misspelt name must not run nothing and pass.
+void require_known_tasks(const std::vector<Manifest>& labs, const std::vector<std::string>& requested);
 
 }  // namespace gpulab::cli

@@ -100,6 +100,18 @@ TEST_CASE("a lab is chosen by folder, name or number, and a wrong name lists the
   for (const auto& lab : labs) CHECK(bad.output.find(" " + lab.name) != std::string::npos);
 }
 
+TEST_CASE("a misspelt task name is an error that lists the lab's tasks, and runs nothing") {
+  const auto lab = all_labs().front();
+  const std::string misspelt = lab.tasks.front().name + "-typo";
+  const auto run = run_check(repo_path("solutions"), "--backend opencl --lab " + lab.name + " --task " + misspelt);
+  INFO(run.output);
+  CHECK(run.exit_code == 2);
+  CHECK(run.output.find("TASK=" + misspelt + " is not a task of " + lab.id + "; the tasks are " + lab.id + ": " +
+                        lab.tasks.front().name) != std::string::npos);
+  CHECK(run.output.find("PASSED") == std::string::npos);
+  CHECK_FALSE(run.report.is_object());  // nothing ran, so no report was written
+}
+
 TEST_CASE("the report names the seed, and the same seed gives the same inputs") {
   const std::string lab = all_labs().front().name;
   const auto run = run_check(repo_path("solutions"), "--backend opencl --lab " + lab + " --seed 12345");

@@ -63,3 +63,13 @@ TEST_CASE("a run's JSON report reads back as the same run, and its totals are th
   CHECK(back.labs[0].tasks.at(0).points == 3);
   CHECK(to_json(back) == j);
 }
+
+TEST_CASE("a run that ran no task is never reported as passed") {
+  RunSummary run;
+  run.source = "labs";
+  run.backend = "opencl";
+  CHECK_FALSE(run.all_passed());
+  const std::string report = render_report(run, false);
+  CHECK(report.find("NOTHING RAN: no selected lab has a task with files for opencl") != std::string::npos);
+  CHECK(report.find("PASSED") == std::string::npos);
+}
