@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -21,6 +22,28 @@ std::string read_all(std::ifstream& in) {
   return s.str();
 }
 }  // namespace
+
+ScratchFolder::ScratchFolder(const std::string& prefix) {
+  std::string name = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (!::mkdtemp(name.data())) throw std::runtime_error(fmt::format("cannot create a temporary folder {}", name));
+  path_ = name;
+}
+
+ScratchFolder::~ScratchFolder() {
+  std::error_code ignored;
+  fs::remove_all(path_, ignored);
+}
+
+std::string find_program(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) continue;
+    const fs::path candidate = fs::path(dir) / name;
+    if (fs::is_regular_file(candidate) && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return {};
+}
 
 void FileDescriptor::reset(int fd) {
   if (fd_ >= 0) ::close(fd_);

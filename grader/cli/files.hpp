@@ -37,6 +37,23 @@ class FileDescriptor {
   int fd_ = -1;
 };
 
+// A new folder of its own under the system's temporary folder ("<prefix>-XXXXXX"), removed with
+// everything in it when its owner goes. Throws when it cannot be created.
+class ScratchFolder {
+ public:
+  explicit ScratchFolder(const std::string& prefix);
+  ~ScratchFolder();
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The executable `name` in a folder of PATH (/usr/bin:/bin when unset), or "" when there is none.
+std::string find_program(const std::string& name);
+
 // What a shell command line printed (stdout and stderr together) and its exit status (0: success;
 // -1: it could not be started).
 struct CommandOutput {

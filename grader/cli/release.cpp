@@ -41,26 +41,6 @@ std::string git_output(const fs::path& repo, const std::string& arguments) {
   return output;
 }
 
-// A folder of its own under the system's temporary folder, removed with everything in it.
-class ScratchFolder {
- public:
-  ScratchFolder() {
-    std::string name = (fs::temp_directory_path() / "gpulab-release-XXXXXX").string();
-    if (!mkdtemp(name.data())) throw std::runtime_error("cannot create a temporary folder for the release");
-    path_ = name;
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 // The last commit of a git checkout, unpacked into `into`; the tracked files whose working-tree
 // version differs from it go into the summary, which says they were not released.
 void unpack_last_commit(const fs::path& repo, const fs::path& into, ReleaseSummary& summary) {
@@ -239,7 +219,7 @@ ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& ou
   ReleaseSummary summary;
   summary.out = out;
   summary.from_git = fs::exists(repo / ".git");
-  const ScratchFolder last_commit;
+  const ScratchFolder last_commit("gpulab-release");
   if (summary.from_git) unpack_last_commit(repo, last_commit.path(), summary);
   const fs::path source_root = summary.from_git ? last_commit.path() : repo;
   write_release_files(source_root, files_under(source_root, !summary.from_git), out, summary);

@@ -306,16 +306,6 @@ void enter_isolation(const SandboxSpec& spec, pid_t grader) {
   exec_command(setup.argv, setup.spec);
 }
 
-std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const fs::path candidate = fs::path(dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return {};
-}
-
 // Whether `argv` runs and exits 0, optionally as `uid`; quiet.
 bool succeeds(const std::vector<std::string>& argv, std::optional<unsigned> uid, bool new_net = false) {
   const pid_t pid = ::fork();

@@ -200,11 +200,7 @@ std::string find_compute_sanitizer(const std::string& nvcc) {
     const fs::path next_to = fs::path(nvcc).parent_path() / "compute-sanitizer";
     if (fs::exists(next_to)) return next_to.string();
   }
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && fs::exists(fs::path(dir) / "compute-sanitizer"))
-      return (fs::path(dir) / "compute-sanitizer").string();
+  if (std::string in_path = find_program("compute-sanitizer"); !in_path.empty()) return in_path;
   for (const char* known : {"/usr/local/cuda/bin/compute-sanitizer", "/opt/cuda/bin/compute-sanitizer"})
     if (fs::exists(known)) return known;
   return {};

@@ -36,13 +36,7 @@ std::string line_key(const std::string& line) {
 // The path of `tool` (a name searched in PATH, or a path), or "" when there is none that can be run.
 std::string find_tool(const std::string& tool) {
   if (tool.find('/') != std::string::npos) return ::access(tool.c_str(), X_OK) == 0 ? tool : "";
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / tool;
-    if (fs::is_regular_file(candidate) && ::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return "";
+  return find_program(tool);
 }
 
 std::string required_tool(const std::string& tool) {
@@ -342,23 +336,6 @@ nlohmann::json pairs_json(const SimilarityReport& report, const SimilarityOption
           {"pairs", pairs}};
 }
 
-// A scratch folder that goes with its owner.
-struct ScratchFolder {
-  fs::path path;
-  ScratchFolder() : path(fs::temp_directory_path() / fmt::format("gpulab-similarity-{}-{}", ::getpid(), counter()++)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-};
-
 }  // namespace
 
 std::string without_comments(const std::string& source) {
@@ -433,16 +410,16 @@ SimOutput parse_sim_output(const std::string& text) {
 SimilarityReport write_similarity_report(const SimilarityOptions& options) {
   const std::string tool = required_tool(options.tool);
   check_backends(options);
-  const ScratchFolder scratch;
+  const ScratchFolder scratch("gpulab-similarity");
   SimilarityReport report;
-  const std::vector<Group> groups = collect_groups(options, scratch.path, report.notes);
+  const std::vector<Group> groups = collect_groups(options, scratch.path(), report.notes);
   for (const auto& group : groups) {
     if (group.students.size() < 2) {
       report.notes.push_back(fmt::format("{} ({}): {} student(s) handed in its files; nothing to compare",
                                          group.lab->id, group.backend, group.students.size()));
       continue;
     }
-    for (auto& pair : compare_group(group, tool, scratch.path, options.min_run_tokens))
+    for (auto& pair : compare_group(group, tool, scratch.path(), options.min_run_tokens))
       if (pair.similarity() >= options.min_percent) report.pairs.push_back(std::move(pair));
   }
   std::stable_sort(report.pairs.begin(), report.pairs.end(), [](const SimilarPair& x, const SimilarPair& y) {
