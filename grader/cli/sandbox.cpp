@@ -49,29 +49,31 @@ bool passes_through(const std::string& name) {
   return name.rfind("POCL_", 0) == 0 || name.rfind("NVIDIA_", 0) == 0 || name.rfind("GPULAB_", 0) == 0;
 }
 
+// The environment the grader started with, split into names and values. Children get this, not the
+// live environment: libraries may rewrite theirs in place (the Khronos OpenCL ICD loader splits
+// OCL_ICD_FILENAMES on ':' inside environ, so a runner started after the first OpenCL call saw only
+// the first of its drivers). Taken before main, when no library has run.
+const std::vector<std::pair<std::string, std::string>> startup_environment = [] {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry = *e;
+    const auto eq = entry.find('=');
+    if (eq != std::string_view::npos) env.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}();
+
 std::vector<std::string> child_environment(const SandboxSpec& spec) {
   std::map<std::string, std::string> env;
-  if (spec.isolation) {
-    for (char** e = environ; *e; ++e) {
-      const std::string entry = *e;
-      const auto eq = entry.find('=');
-      if (eq != std::string::npos && passes_through(entry.substr(0, eq)))
-        env[entry.substr(0, eq)] = entry.substr(eq + 1);
-    }
-    if (!spec.scratch.empty()) {
-      const std::string home = (spec.scratch / "home").string(), tmp = (spec.scratch / "tmp").string();
-      env["HOME"] = home;
-      env["TMPDIR"] = tmp;
-      env["XDG_CACHE_HOME"] = home + "/.cache";
-      env["POCL_CACHE_DIR"] = tmp + "/pocl";
-      env["CUDA_CACHE_PATH"] = tmp + "/nv";
-    }
-  } else {
-    for (char** e = environ; *e; ++e) {
-      const std::string entry = *e;
-      const auto eq = entry.find('=');
-      if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-    }
+  for (const auto& [name, value] : startup_environment)
+    if (!spec.isolation || passes_through(name)) env[name] = value;
+  if (spec.isolation && !spec.scratch.empty()) {
+    const std::string home = (spec.scratch / "home").string(), tmp = (spec.scratch / "tmp").string();
+    env["HOME"] = home;
+    env["TMPDIR"] = tmp;
+    env["XDG_CACHE_HOME"] = home + "/.cache";
+    env["POCL_CACHE_DIR"] = tmp + "/pocl";
+    env["CUDA_CACHE_PATH"] = tmp + "/nv";
   }
   for (const auto& [k, v] : spec.env) env[k] = v;
   std::vector<std::string> out;

@@ -660,6 +660,26 @@ TEST_CASE("the sandbox keeps a command off the network, out of every folder but 
   check_memory_disk_and_output(sandbox);
 }
 
+TEST_CASE("a child gets the environment the grader started with, even after a library cut a variable short in place") {
+  // What an OpenCL ICD loader does to OCL_ICD_FILENAMES: it splits the value on ':' inside environ.
+  char* path = std::getenv("PATH");
+  REQUIRE(path != nullptr);
+  const std::string started_with = path;
+  char* colon = std::strchr(path, ':');
+  REQUIRE_MESSAGE(colon != nullptr, "PATH has a single folder; the test needs two");
+  SandboxBench sandbox;
+  const fs::path seen = sandbox.box / "path.txt";
+  for (const bool isolated : {true, false}) {
+    CAPTURE(isolated);
+    sandbox.spec.isolation = isolated ? &sandbox.isolation : nullptr;
+    *colon = '\0';
+    const auto run = sandbox.sh(fmt::format("printf %s \"$PATH\" > '{}'", seen.string()));
+    *colon = ':';
+    CHECK(run.exited_ok());
+    CHECK(read_file(seen) == started_with);
+  }
+}
+
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]).rfind("--backend=", 0) == 0) g_backend = std::string(argv[i]).substr(10);
