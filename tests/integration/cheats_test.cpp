@@ -85,11 +85,14 @@ TEST_CASE(
     // A corpus meant for a GPU must have run on one: a runner that fell back to another device
     // (a CPU OpenCL platform) would pass the verdicts without proving anything about the GPU.
     if (g_backend == "cuda" || !g_device.empty())
-      for (const auto& lab : result.value("labs", json::array()))
-        if (lab.contains("device") && lab["device"].value("class", "") != "gpu")
-          failures += fmt::format("{}: ran on {} ({}), not on the GPU that `gpulab devices` lists as device {}\n",
-                                  student, lab["device"].value("name", "?"), lab["device"].value("class", "?"),
-                                  g_device.empty() ? "0" : g_device);
+      for (const auto& lab : result.value("labs", json::array())) {
+        // A lab refused before it ran has no device (null).
+        const json device = lab.value("device", json());
+        if (device.is_object() && device.value("class", "") != "gpu")
+          failures +=
+              fmt::format("{}: ran on {} ({}), not on the GPU that `gpulab devices` lists as device {}\n", student,
+                          device.value("name", "?"), device.value("class", "?"), g_device.empty() ? "0" : g_device);
+      }
   }
   CHECK_MESSAGE(failures.empty(), failures);
 }
