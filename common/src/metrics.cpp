@@ -70,8 +70,33 @@ std::string column_label(const Metric& metric, const Calibration& calibration) {
   return metric.label;
 }
 
+const std::vector<std::string>& calibration_keys() {
+  static const std::vector<std::string> keys{"copy", "library", "peak", "naive", "cpu_1core", "cpu_all_cores"};
+  return keys;
+}
+
+std::string calibration_label(const std::string& key, const Calibration& calibration) {
+  static const std::map<std::string, std::string> names{
+      {"copy", "device copy"},   {"library", "vendor library"}, {"peak", "FP32 peak (estimated)"},
+      {"naive", "naive kernel"}, {"cpu_1core", "CPU 1 core"},   {"cpu_all_cores", "CPU all cores"}};
+  if (key == "library" && !calibration.library.empty()) return calibration.library;
+  const auto it = names.find(key);
+  return it == names.end() ? key : it->second;
+}
+
+nlohmann::json calibration_labels(const Calibration& c) {
+  nlohmann::json columns = nlohmann::json::array(), calibrations = nlohmann::json::array();
+  for (const auto& m : metrics())
+    if (c.rates.count(m.calibration))
+      columns.push_back({{"metric", m.name}, {"label", column_label(m, c)}, {"unit", m.fraction ? "%" : "×"}});
+  for (const auto& key : calibration_keys())
+    if (c.rates.count(key)) calibrations.push_back({{"rate", key}, {"label", calibration_label(key, c)}});
+  return {{"columns", columns}, {"calibrations", calibrations}};
+}
+
 nlohmann::json calibration_to_json(const Calibration& c) {
   nlohmann::json j{{"unit", c.unit}, {"library", c.library}, {"rates", c.rates}};
+  if (!c.work.empty()) j["work"] = c.work;
   if (c.copy_gbps) j["copy_gbps"] = *c.copy_gbps;
   if (c.peak_gflops) j["peak_gflops"] = *c.peak_gflops;
   if (c.measured_at) j["measured_at"] = *c.measured_at;
@@ -99,8 +124,9 @@ Calibration calibration_from_json(const nlohmann::json& j) {
     throw std::invalid_argument(fmt::format("unknown rate unit '{}'", c.unit));
   if (j.contains("library") && !j["library"].is_string()) throw std::invalid_argument("library is not a string");
   c.library = j.value("library", "");
+  if (j.contains("work") && j["work"].is_string()) c.work = j["work"].get<std::string>();
   if (!j.contains("rates") || !j["rates"].is_object()) throw std::invalid_argument("no rates");
-  static const std::vector<std::string> known{"copy", "library", "peak", "naive", "cpu_1core", "cpu_all_cores"};
+  const auto& known = calibration_keys();
   for (const auto& [name, value] : j["rates"].items()) {
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw std::invalid_argument(fmt::format("unknown rate '{}'", name));

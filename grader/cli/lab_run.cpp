@@ -64,7 +64,10 @@ void to_json(json& j, const LabRun& lab) {
        {"device", lab.device}, {"tasks", lab.tasks}, {"output", lab.output}, {"processes", lab.processes}};
   if (!lab.pictures_dir.empty()) j["pictures"] = lab.pictures_dir;
   if (!lab.warnings.empty()) j["warnings"] = lab.warnings;
-  if (!lab.calibration.rates.empty()) j["calibration"] = calibration_to_json(lab.calibration);
+  if (!lab.calibration.rates.empty()) {
+    j["calibration"] = calibration_to_json(lab.calibration);
+    j["labels"] = calibration_labels(lab.calibration);  // so renderers of the JSON only render
+  }
 }
 
 void from_json(const json& j, LabRun& lab) {

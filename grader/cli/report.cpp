@@ -95,15 +95,11 @@ std::string indent(const std::string& text, const std::string& prefix) {
 
 // ", device copy 2926 GB/s, cuBLAS SGEMM 51200 GFLOP/s, naive kernel 5300 GFLOP/s"
 std::string describe_calibration(const Calibration& cal) {
-  static const std::vector<std::pair<std::string, std::string>> names{
-      {"copy", "device copy"},           {"library", ""},
-      {"peak", "FP32 peak (estimated)"}, {"naive", "naive kernel"},
-      {"cpu_1core", "CPU 1 core"},       {"cpu_all_cores", "CPU all cores"}};
   std::string out;
-  for (const auto& [key, name] : names)
+  for (const auto& key : calibration_keys())
     if (auto it = cal.rates.find(key); it != cal.rates.end())
-      out += fmt::format(", {} {:.{}f} {}", key == "library" ? cal.library : name, it->second, it->second < 100 ? 2 : 0,
-                         cal.unit);
+      out +=
+          fmt::format(", {} {:.{}f} {}", calibration_label(key, cal), it->second, it->second < 100 ? 2 : 0, cal.unit);
   return out;
 }
 

@@ -113,6 +113,8 @@ class LabDriver {
   // The unit of Launchable::work per second: "GB/s" (work in bytes; the runner then also measures
   // the device's copy bandwidth), "GFLOP/s", "Gkeys/s".
   virtual std::string rate_unit() const { return "GB/s"; }
+  // What that work counts, for readers of the report and the docs: "bytes read and written once".
+  virtual std::string rate_work() const { return "bytes read and written once"; }
   // The lab's calibrations (a vendor library, the harness's naive kernel, the CPU) for the timing
   // case `timing` come in two steps, so a run given rates measured earlier (gpulab check's cache, a
   // batch's trusted calibration) skips only the measuring:

@@ -301,6 +301,7 @@ Calibration calibrate(const RunContext& ctx, LabDriver& driver, const Case& timi
     calibration.measured_at = unix_seconds_now();
   }
   if (!calibration.peak_gflops) calibration.peak_gflops = ctx.device.peak_gflops();
+  calibration.work = driver.rate_work();
   nlohmann::json event = calibration_to_json(calibration);
   event["event"] = "calibration";
   event["given"] = use_given;

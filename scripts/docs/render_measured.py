@@ -21,27 +21,9 @@ import pathlib
 import sys
 
 BACKEND_NAMES = {"cuda": "CUDA", "opencl": "OpenCL"}
-RATIO_COLUMNS = [  # (key in the report, column title; {library} is the lab's library)
-    ("library_fraction", "% {library}"),
-    ("copy_fraction", "% copy"),
-    ("peak_fraction", "% peak"),
-    ("naive_speedup", "× naive"),
-    ("cpu_all_speedup", "× CPU cores"),
-]
-CALIBRATIONS = [  # (key in calibration.rates, what it is)
-    ("copy", "device-to-device copy (`cudaMemcpy` / `clEnqueueCopyBuffer`)"),
-    ("library", "{library}"),
-    ("peak", "FP32 peak (estimated from clock and lanes)"),
-    ("naive", "the harness's naive kernel"),
-    ("cpu_1core", "CPU reference, 1 core"),
-    ("cpu_all_cores", "CPU reference, all cores"),
-]
-# What each lab's timed case measures, in words, for the caption.
-WORK = {
-    "GB/s": "bytes read and written once, divided by the median time",
-    "GFLOP/s": "2·m·n·k flops divided by the median time",
-    "Gkeys/s": "keys sorted per second, from the median time",
-}
+# The words come from the reports (each lab's "labels" and its calibration's "work"); what is chosen
+# here is only what fits a page: the one-core CPU speedup is left out, the all-cores one says more.
+LEFT_OUT_COLUMNS = {"cpu_speedup"}
 
 
 def load(bench: pathlib.Path) -> tuple[dict, dict[str, dict]]:
@@ -56,6 +38,11 @@ def load(bench: pathlib.Path) -> tuple[dict, dict[str, dict]]:
             reports[backend] = json.loads(path.read_text())
     if not reports:
         sys.exit(f"render_measured: no cuda.json or opencl.json in {bench}")
+    for backend, report in reports.items():
+        for lab in report["labs"]:
+            if lab.get("calibration") and "labels" not in lab:
+                sys.exit(f"render_measured: {bench / (backend + '.json')} was written by a grader older than the labels "
+                         "it renders (lab " + lab["id"] + "): measure again with make bench-docs")
     return meta, reports
 
 
@@ -79,8 +66,8 @@ def number(x: float) -> str:
     return f"{x:.3f}"
 
 
-def ratio(key: str, x: float) -> str:
-    return f"{100 * x:.0f} %" if key.endswith("fraction") else f"{x:.2f}×"
+def ratio(unit: str, x: float) -> str:
+    return f"{100 * x:.0f} %" if unit == "%" else f"{x:.2f}×"
 
 
 def timing_case(task: dict) -> dict | None:
@@ -123,14 +110,14 @@ def lab_table(lab_id: str, runs: dict[str, dict]) -> str:
             lines.append(f"| `{task['task']}` | " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 
-    columns = []  # (backend, key, title)
+    columns = []  # (backend, key, title, unit)
     for b in backends:
         lab = runs[b]
-        library = (lab.get("calibration") or {}).get("library") or "library"
         present = {k for t in lab["tasks"] for k in t.get("ratios", {})}
-        columns.append((b, "time", f"{BACKEND_NAMES[b]} ms"))
-        columns.append((b, "rate", f"{BACKEND_NAMES[b]} {unit}"))
-        columns += [(b, k, title.format(library=library.split()[0])) for k, title in RATIO_COLUMNS if k in present]
+        columns.append((b, "time", f"{BACKEND_NAMES[b]} ms", ""))
+        columns.append((b, "rate", f"{BACKEND_NAMES[b]} {unit}", ""))
+        columns += [(b, c["metric"], c["label"], c["unit"]) for c in lab["labels"]["columns"]
+                    if c["metric"] in present and c["metric"] not in LEFT_OUT_COLUMNS]
     case_names = [timing_case(t)["name"] if timing_case(t) else "" for t in first["tasks"]]
     one_case = len(set(case_names)) == 1  # else each task has its own timed case: a column of its own
     header = f"task ({case_names[0]})" if one_case and case_names[0] else "task | timed case" if not one_case else "task"
@@ -141,7 +128,7 @@ def lab_table(lab_id: str, runs: dict[str, dict]) -> str:
         if not one_case:
             name += f" | {case_names[i]}"
         cells = []
-        for b, key, _ in columns:
+        for b, key, _, ratio_unit in columns:
             t = runs[b]["tasks"][i]
             if t["status"] != "passed":
                 cells.append(t["status"] if key == "rate" else "")
@@ -151,22 +138,23 @@ def lab_table(lab_id: str, runs: dict[str, dict]) -> str:
                 cells.append(number(t["rate"]) if "rate" in t else "—")
             else:
                 x = t.get("ratios", {}).get(key)
-                cells.append(ratio(key, x) if x is not None else "")
+                cells.append(ratio(ratio_unit, x) if x is not None else "")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
 
     lines.append("")
     lines.append(f"| calibration, same run | " + " | ".join(f"{BACKEND_NAMES[b]} {unit}" for b in backends) + " |")
     lines.append("| --- |" + " ---: |" * len(backends))
-    for key, what in CALIBRATIONS:
+    names = {}  # rate -> label, in report order, from every backend
+    for b in backends:
+        for c in runs[b]["labels"]["calibrations"]:
+            names.setdefault(c["rate"], c["label"])
+    for key, what in names.items():
         values = [(runs[b].get("calibration") or {}).get("rates", {}).get(key) for b in backends]
-        if all(v is None for v in values):
-            continue
-        library = next(((runs[b].get("calibration") or {}).get("library") for b in backends
-                        if (runs[b].get("calibration") or {}).get("library")), "vendor library")
         cells = [number(v) if v is not None else "—" for v in values]
-        lines.append(f"| {what.format(library=library)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {what} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(f"{unit}: {WORK.get(unit, 'the work of one launch divided by the median time')}.")
+    work = first["calibration"].get("work", "the work of one launch")
+    lines.append(f"{unit}: {work}, divided by the median time of the timed launches.")
     return "\n".join(lines) + "\n"
 
 
@@ -218,14 +206,10 @@ def plot_lab(plt, lab_id: str, runs: dict[str, dict], meta: dict, path: pathlib.
                        label=BACKEND_NAMES[b])
         for bar, r in zip(bars, rates):
             ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, " " + number(r), va="center", fontsize=8)
-    references = []
     cal = first["calibration"]["rates"]
-    if "copy" in cal:
-        references.append((cal["copy"], "device copy"))
-    if "library" in cal:
-        references.append((cal["library"], first["calibration"]["library"]))
-    if "peak" in cal:
-        references.append((cal["peak"], "FP32 peak"))
+    # The ceilings a kernel is held against, named as the report names them.
+    references = [(cal[c["rate"]], c["label"]) for c in first["labels"]["calibrations"]
+                  if c["rate"] in ("copy", "library", "peak")]
     for value, label in references:
         top = max(top, value)
         ax.axvline(value, color="#c62828", linestyle="--", linewidth=1)

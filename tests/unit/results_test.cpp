@@ -86,6 +86,32 @@ TEST_CASE("a ratio is described in words a student understands") {
   CHECK(describe_ratio(*find_metric("naive_speedup"), 1.24, cal) == "1.24× the speed of the harness's naive kernel");
 }
 
+TEST_CASE("a calibration names its columns and rates in report order, with the library and the work it counts") {
+  Calibration cal;
+  cal.unit = "GFLOP/s";
+  cal.library = "cuBLAS SGEMM";
+  cal.work = "2·m·n·k flops";
+  cal.rates = {{"naive", 500.0}, {"library", 50000.0}, {"copy", 3000.0}};
+  const auto labels = calibration_labels(cal);
+  std::vector<std::string> metrics, columns, units, rates, names;
+  for (const auto& c : labels.at("columns")) {
+    metrics.push_back(c.at("metric"));
+    columns.push_back(c.at("label"));
+    units.push_back(c.at("unit"));
+  }
+  for (const auto& r : labels.at("calibrations")) {
+    rates.push_back(r.at("rate"));
+    names.push_back(r.at("label"));
+  }
+  CHECK(metrics == std::vector<std::string>{"copy_fraction", "library_fraction", "naive_speedup"});
+  CHECK(columns == std::vector<std::string>{"% copy", "% cuBLAS", "× naive"});
+  CHECK(units == std::vector<std::string>{"%", "%", "×"});
+  CHECK(rates == std::vector<std::string>{"copy", "library", "naive"});
+  CHECK(names == std::vector<std::string>{"device copy", "cuBLAS SGEMM", "naive kernel"});
+  // The work survives the trip a cached or reported calibration takes.
+  CHECK(calibration_from_json(calibration_to_json(cal)).work == "2·m·n·k flops");
+}
+
 #include "gpulab/device.hpp"
 
 TEST_CASE("the FP32 peak estimate counts every lane of every multiprocessor at the peak clock") {

@@ -23,6 +23,7 @@ struct Probe {
 struct Calibration {
   std::string unit = "GB/s";
   std::string library;                  // what "library" is, e.g. "cuBLAS SGEMM"
+  std::string work;                     // what one launch's work counts, for readers: "2·m·n·k flops"
   std::map<std::string, double> rates;  // keys: copy, library, peak, naive, cpu_1core, cpu_all_cores
   std::map<std::string, Probe> probes;  // device calibrations that can be re-measured, same keys
   std::optional<double> copy_gbps;      // device copy bandwidth, every lab (for the speed of light)
@@ -33,7 +34,7 @@ struct Calibration {
   std::string origin;
 };
 
-// The measured part of a calibration (no probes) as JSON: unit, library, rates, copy_gbps,
+// The measured part of a calibration (no probes) as JSON: unit, library, work, rates, copy_gbps,
 // peak_gflops, measured_at, origin; what the parent sends a runner and what the cache keeps.
 nlohmann::json calibration_to_json(const Calibration& calibration);
 // The same, read back and checked: a known unit, known rate names, finite positive numbers. Throws
@@ -76,5 +77,14 @@ std::string format_ratio(const Metric& metric, double value);
 std::string describe_ratio(const Metric& metric, double value, const Calibration& calibration);
 // The report's column label: "% copy", "% cuBLAS SGEMM", "× naive".
 std::string column_label(const Metric& metric, const Calibration& calibration);
+
+// The rates a calibration may hold (Calibration::rates keys), in the order reports list them.
+const std::vector<std::string>& calibration_keys();
+// What a calibration rate is, for readers: "device copy", "cuBLAS SGEMM", "naive kernel".
+std::string calibration_label(const std::string& key, const Calibration& calibration);
+// The words a renderer of a lab's JSON shows (scripts/docs/render_measured.py), in report order:
+// {"columns": [{"metric", "label", "unit"}...] for the metrics this calibration allows,
+//  "calibrations": [{"rate", "label"}...] for the rates it holds}.
+nlohmann::json calibration_labels(const Calibration& calibration);
 
 }  // namespace gpulab

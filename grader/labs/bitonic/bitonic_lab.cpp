@@ -121,6 +121,7 @@ struct CaseKeys {
 class BitonicDriver final : public LabDriver {
  public:
   std::string rate_unit() const override { return "Gkeys/s"; }
+  std::string rate_work() const override { return "keys sorted"; }
 
   // Random keys on the device and the naive sort's probe (the naive_speedup bound measures it again
   // between a task's timed launches).

@@ -417,6 +417,7 @@ class FilterCaseRun {
 
 class FilterDriver final : public LabDriver {
  public:
+  std::string rate_work() const override { return "the image's bytes read and written once per pass"; }
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
     const Filter filter = filter_of(task.function, c);
     FilterCaseRun run(ctx, task, c, filter, images_for(ctx, task, c, filter));

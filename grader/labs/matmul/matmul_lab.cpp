@@ -115,6 +115,7 @@ struct CaseInputs {
 class MatmulDriver final : public LabDriver {
  public:
   std::string rate_unit() const override { return "GFLOP/s"; }
+  std::string rate_work() const override { return "2·m·n·k flops"; }
 
   // The naive kernel's probe on operands of the timing case's shape (the naive_speedup bound
   // measures it again between a task's timed launches).

@@ -35,7 +35,7 @@ class TransposeDriver final : public LabDriver {
     const std::vector<float>& input = data->input;
     const std::vector<float>& expected = data->expected;
     Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
-    auto new_mask = [&] { return WordTransform{static_cast<std::uint32_t>(masks.next()) & 0x807FFFFFu | 1u}; };
+    auto new_mask = [&] { return WordTransform{(static_cast<std::uint32_t>(masks.next()) & 0x807FFFFFu) | 1u}; };
     struct Set {
       std::unique_ptr<Buffer> in, out;
       WordTransform transform;  // `in` holds `input` transformed so
