@@ -123,8 +123,8 @@ std::string string_field(const toml::table& t, const char* key, const fs::path& 
 }
 
 void check_needs(const std::string& needs, const toml::table& t, const fs::path& file) {
-  if (!needs.empty() && needs != "timing" && needs != "gpu" && needs != "sanitizer")
-    throw std::invalid_argument(fmt::format("{}:{}: needs = \"{}\": use \"timing\", \"gpu\" or \"sanitizer\"",
+  if (!needs.empty() && needs != "timing" && needs != "gpu" && needs != "cpu" && needs != "sanitizer")
+    throw std::invalid_argument(fmt::format("{}:{}: needs = \"{}\": use \"timing\", \"gpu\", \"cpu\" or \"sanitizer\"",
                                             file.string(), t.source().begin.line, needs));
 }
 
@@ -267,6 +267,9 @@ bool run_has(const AuditPlan& plan, const std::string& needs) {
   if (needs == "timing") return plan.o.timing;
   if (needs == "sanitizer") return plan.gate.has_value();
   if (needs == "gpu") return !plan.gpu_lock.empty();  // set for a GPU device only
+  // A CPU OpenCL device runs a work-group's items one after another between barriers, which shows
+  // races a GPU hides when the writer and the reader share a warp.
+  if (needs == "cpu") return plan.gpu_lock.empty();
   return true;
 }
 

@@ -15,7 +15,7 @@
 //   to = "out[static_cast<size_t>(row) * cols + col]"
 //   occurrence = 1          # which one, when `from` occurs several times (default: it must occur once)
 //   equivalent = "..."      # optional: why no grader can tell it from the solution
-//   needs = "timing"        # optional: only a run with this can kill it ("timing", "gpu", "sanitizer")
+//   needs = "timing"        # optional: only a run with this can kill it ("timing", "gpu", "cpu", "sanitizer")
 //
 //   [[expect]]               # about a generic mutant (named by its key): equivalent, or what it needs
 //   mutant = "transpose.cu: no barrier 1"
@@ -39,7 +39,7 @@ struct Mutant {
   int occurrence = 0;      // 1-based; 0: `from` must occur exactly once
   int line = 0;            // where `from` starts in the solution, for the report
   std::string equivalent;  // why it survives by right; empty: it must be killed
-  std::string needs;       // "timing", "gpu" or "sanitizer": a run without it cannot kill the mutant
+  std::string needs;       // "timing", "gpu", "cpu" or "sanitizer": a run without it cannot kill the mutant
   std::string why;         // why it needs that
   std::string key() const { return name.substr(0, name.find(" (line")); }
 };
@@ -65,7 +65,7 @@ std::string apply_mutant(const Mutant& mutant, const std::string& text);
 
 struct MutantVerdict {
   Mutant mutant;
-  // undetectable: survived a run that lacks what the mutant needs (timing, a GPU, the sanitizer)
+  // undetectable: survived a run that lacks what the mutant needs (timing, a GPU, a CPU device, the sanitizer)
   enum class Outcome { killed, survived, equivalent, undetectable, invalid } outcome = Outcome::survived;
   std::string by;    // what killed it: "wrong result (tiled: case 37x53x29 ...)", "static barrier check: ..."
   std::string diff;  // "- old line\n+ new line"
