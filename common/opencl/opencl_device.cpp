@@ -108,6 +108,13 @@ std::string pci_bus_id(cl_device_id id) {
   return fmt::format("{:04x}:{:02x}:{:02x}.{}", bus.pci_domain, bus.pci_bus, bus.pci_device, bus.pci_function);
 }
 
+// The device's OpenCL version without what a driver appends for itself (PoCL: " HSTR: " and its
+// host triple), so a device fits on one line of a report.
+std::string version_text(cl_device_id id) {
+  const std::string version = device_string(id, CL_DEVICE_VERSION);
+  return version.substr(0, version.find(" HSTR:"));
+}
+
 // Every device of every platform, GPUs first, then accelerators, then CPUs.
 std::vector<Found> enumerate() {
   cl_uint platform_count = 0;
@@ -128,7 +135,7 @@ std::vector<Found> enumerate() {
       f.info.platform = platform_string(platform, CL_PLATFORM_NAME);
       f.info.device_class = (type & CL_DEVICE_TYPE_GPU) ? DeviceClass::gpu : DeviceClass::cpu;
       f.info.details =
-          fmt::format("{}, {} compute units, {:.1f} GiB", device_string(id, CL_DEVICE_VERSION),
+          fmt::format("{}, {} compute units, {:.1f} GiB", version_text(id),
                       device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS),
                       static_cast<double>(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE)) / (1 << 30));
       f.info.bus_id = pci_bus_id(id);

@@ -55,13 +55,20 @@ bool faster_than_device(double median_ms, std::optional<double> light_ms) {
   return light_ms && *light_ms > 0 && median_ms * kSpeedOfLightMargin < *light_ms;
 }
 
-std::string format_ratio(const Metric& metric, double value) {
-  return metric.fraction ? fmt::format("{:.0f}%", value * 100) : fmt::format("{:.2f}×", value);
+std::string format_ratio(const Metric& metric, double value, std::optional<double> bound) {
+  const double scale = metric.fraction ? 100 : 1;
+  const int usual = metric.fraction ? 0 : 2;
+  int decimals = usual;
+  auto shown = [&](double x) { return fmt::format("{:.{}f}", x * scale, decimals); };
+  while (bound && decimals < usual + 3 && shown(value) == shown(*bound)) ++decimals;
+  return shown(value) + (metric.fraction ? "%" : "×");
 }
 
-std::string describe_ratio(const Metric& metric, double value, const Calibration& calibration) {
+std::string describe_ratio(const Metric& metric, double value, const Calibration& calibration,
+                           std::optional<double> bound) {
   const bool library = std::string(metric.calibration) == "library" && !calibration.library.empty();
-  return fmt::format("{} {}", format_ratio(metric, value), library ? "of " + calibration.library : metric.against);
+  return fmt::format("{} {}", format_ratio(metric, value, bound),
+                     library ? "of " + calibration.library : metric.against);
 }
 
 std::string column_label(const Metric& metric, const Calibration& calibration) {

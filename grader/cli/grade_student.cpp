@@ -297,8 +297,12 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
   }
   const bool refused = !record.error.empty();
   if (!refused) grade_labs(b, slot, scratch, taken, record);
-  double score = 0;
-  for (const auto& lab : record.labs) score += lab.run.points();
+  double score = 0, bonus = 0;  // a score above the maximum is bonus points: say so
+  for (const auto& lab : record.labs) {
+    score += lab.run.points();
+    for (const auto& t : lab.run.tasks)
+      if (t.bonus) bonus += t.points;
+  }
   record.score = score;
   record.graded_at = now_utc();
   record.duration_s = seconds_since(started);
@@ -309,8 +313,8 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
     if (refused)
       fmt::print("  {}: refused: {}\n", job.name, record.error);
     else
-      fmt::print("  {}: {} / {} points ({:.0f} s)\n", job.name, points_text(score), points_text(record.max_score),
-                 record.duration_s);
+      fmt::print("  {}: {} / {} points{} ({:.0f} s)\n", job.name, points_text(score), points_text(record.max_score),
+                 bonus > 0 ? fmt::format(", {} of them bonus", points_text(bonus)) : "", record.duration_s);
     std::fflush(stdout);
   }
   return refused ? Outcome::refused : Outcome::graded;

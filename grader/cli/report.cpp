@@ -2,6 +2,7 @@
 
 #include <fmt/color.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -93,13 +94,33 @@ std::string indent(const std::string& text, const std::string& prefix) {
   return out;
 }
 
-// ", device copy 2926 GB/s, cuBLAS SGEMM 51200 GFLOP/s, naive kernel 5300 GFLOP/s"
+// The tasks of a lab run on a CPU device whose speed bound is for GPUs only: their speed is shown,
+// not graded (a CPU device cannot grade GPU optimisations, and a loaded one is noise).
+std::vector<std::string> ungraded_speed(const LabRun& lab) {
+  std::vector<std::string> tasks;
+  if (!lab.device.is_object() || lab.device.value("class", "") != "cpu") return tasks;
+  for (const auto& t : lab.tasks)
+    if (!t.metric.empty() && !t.threshold) tasks.push_back(t.task);
+  return tasks;
+}
+
+// A rate with the digits it needs: "2926", "12.34", "0.0123" (a slow CPU rate never reads "0.00").
+std::string rate_text(double rate) {
+  return rate >= 100 ? fmt::format("{:.0f}", rate)
+         : rate >= 1 ? fmt::format("{:.2f}", rate)
+                     : fmt::format("{:.3g}", rate);
+}
+
+// ", device copy 2926 GB/s, cuBLAS SGEMM 51200 GFLOP/s, naive kernel 5300 GFLOP/s"; with a warning
+// when the CPU figures contradict each other (all cores slower than one: other work took the cores).
 std::string describe_calibration(const Calibration& cal) {
   std::string out;
   for (const auto& key : calibration_keys())
     if (auto it = cal.rates.find(key); it != cal.rates.end())
-      out +=
-          fmt::format(", {} {:.{}f} {}", calibration_label(key, cal), it->second, it->second < 100 ? 2 : 0, cal.unit);
+      out += fmt::format(", {} {} {}", calibration_label(key, cal), rate_text(it->second), cal.unit);
+  const auto one = cal.rates.find("cpu_1core"), all = cal.rates.find("cpu_all_cores");
+  if (one != cal.rates.end() && all != cal.rates.end() && all->second < one->second)
+    out += " (all cores slower than one: the machine was busy, so the CPU figures are unreliable)";
   return out;
 }
 
@@ -202,6 +223,11 @@ std::string render_report(const RunSummary& run, bool color) {
       out +=
           "  ~ borderline: the ratio ended within 5% of its threshold after being measured again; a loaded "
           "machine can tip it either way\n";
+    if (const auto tasks = ungraded_speed(lab); !tasks.empty())
+      out += fmt::format(
+          "  CPU device: the speed of {} is not graded here, the GPU grade decides; its figures are for "
+          "information\n",
+          fmt::join(tasks, ", "));
     if (!lab.pictures_dir.empty())
       out += fmt::format("  pictures (input, yours, reference, and the difference where they differ): {}/\n",
                          lab.pictures_dir);

@@ -80,11 +80,12 @@ void decide_status(TaskResult& r, const Calibration& calibration) {
   } else if (r.threshold && *r.ratio < *r.threshold) {
     const Metric& m = *find_metric(r.metric);
     r.status = Status::too_slow;
-    r.message = fmt::format("correct, but reached {}; the threshold is {}{}", describe_ratio(m, *r.ratio, calibration),
-                            format_ratio(m, *r.threshold),
-                            r.borderline ? " (borderline: measured again, interleaved with the calibration, and still "
-                                           "below; a loaded machine can cause this, so run it again to be sure)"
-                                         : "");
+    r.message =
+        fmt::format("correct, but reached {}; the threshold is {}{}",
+                    describe_ratio(m, *r.ratio, calibration, r.threshold), format_ratio(m, *r.threshold, r.ratio),
+                    r.borderline ? " (borderline: measured again, interleaved with the calibration, and still "
+                                   "below; a loaded machine can cause this, so run it again to be sure)"
+                                 : "");
   } else {
     r.status = Status::passed;
   }

@@ -6,7 +6,9 @@ A line of a page that holds only
 
 is replaced by the lines of that file between the comments `--8<-- [start:tiled]` and
 `--8<-- [end:tiled]` (the syntax of pymdownx.snippets' named sections, which Debian 12's
-pymdownx 9.5 predates). Without `:section` the whole file is included. The marker's indentation is
+pymdownx 9.5 predates). Without `:section` the whole file is included. `:before=TEXT` includes the
+lines before the first one that starts with TEXT (leading blanks aside), for files students read,
+where markers would be noise: `--8<-- "labs/02-transpose/lab.toml:before=# Hidden cases"`. The marker's indentation is
 put in front of every included line, so a listing can sit in a content tab. Paths are relative to
 the repository root (the folder of mkdocs.yml) and must stay inside it.
 
@@ -54,6 +56,13 @@ def section_lines(lines: list[str], section: str, where: str) -> list[str]:
     return [l for l in lines[starts[0] + 1 : ends[0]] if not SECTION.search(l)]
 
 
+def lines_before(lines: list[str], text: str, where: str) -> list[str]:
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(text):
+            return [l for l in lines[:i] if not SECTION.search(l)]
+    raise SnippetError(f"{where}: no line starts with '{text}'")
+
+
 def expand(markdown: str, root: str, page: str) -> str:
     out = []
     for number, line in enumerate(markdown.split("\n"), start=1):
@@ -72,7 +81,9 @@ def expand(markdown: str, root: str, page: str) -> str:
             lines = f.read().split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        if section is not None:
+        if section is not None and section.startswith("before="):
+            lines = lines_before(lines, section[len("before="):], where)
+        elif section is not None:
             lines = section_lines(lines, section, where)
         while lines and not lines[0].strip():
             lines.pop(0)

@@ -5,7 +5,7 @@
 
 Each case is a tiny site in SCRATCH that uses the project's hook: a listing of an existing section
 builds and holds exactly that section's code; a missing section, a missing file, a section without
-its end and an empty section each stop the build with a message that names the problem.
+its end, an empty section and a `before=` line that is not there each stop the build with a message that names the problem.
 """
 
 import pathlib
@@ -63,12 +63,18 @@ expect("__global__" in html and "threadIdx" in html, "the section's code is in t
 expect("outside_every_section" not in html, "only the section is included, not the rest of the file")
 expect("8&lt;" not in html and "[start:inner]" not in html, "marker lines of nested sections are dropped")
 
+rc, out, site = build("before", '```cuda\n--8<-- "solutions/lab.cu:before=int outside"\n```\n')
+html = (site / "index.html").read_text() if (site / "index.html").is_file() else ""
+expect(rc == 0 and "threadIdx" in html and "outside_every_section" not in html,
+       "a listing of the lines before a given one holds exactly those", out)
+
 for name, spec, message in (
     ("missing-section", "solutions/lab.cu:naive", "no section 'naive'"),
     ("missing-file", "solutions/none.cu:kernel", "no such file"),
     ("unfinished-section", "solutions/lab.cu:unfinished", "has no '--8<-- [end:unfinished]'"),
     ("empty-section", "solutions/lab.cu:empty", "the included text is empty"),
     ("outside-the-repository", "../outside.cu", "outside the repository"),
+    ("missing-line", "solutions/lab.cu:before=// no such line", "no line starts with '// no such line'"),
 ):
     rc, out, _ = build(name, f'```cuda\n--8<-- "{spec}"\n```\n')
     expect(rc != 0 and message in out, f"{name.replace('-', ' ')} stops the build ({message})", out)

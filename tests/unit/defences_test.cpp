@@ -143,3 +143,13 @@ TEST_CASE("timing stops early only when the ratio is far from its bound for the 
   CHECK(!ratio_decided(1.63, 1.3, 0.10));  // 25% above, but the clock varies by 10%: 3 x 10% > 25%
   CHECK(!ratio_decided(1.0, 0.0, 0.0));    // no bound, nothing to decide from it
 }
+
+TEST_CASE("every listed device fits on one line of a report: a driver's own tags are left out") {
+  for (const auto& backend : available_backends())
+    for (const auto& d : list_devices(backend)) {
+      CAPTURE(d.name);
+      CAPTURE(d.details);
+      CHECK(d.details.find("HSTR") == std::string::npos);
+      CHECK(d.name.size() + d.platform.size() + d.details.size() < 160);
+    }
+}

@@ -40,6 +40,38 @@ TEST_CASE("a run's JSON gives each lab's tasks with their status and metric in w
   CHECK(task.at("metric_unit") == "%");
 }
 
+TEST_CASE("on a CPU device the report says which tasks' speed is shown but not graded, and on a GPU says nothing") {
+  TaskResult tiled, fast;
+  tiled.task = "tiled", fast.task = "fast";
+  tiled.metric = fast.metric = "naive_speedup";
+  tiled.status = fast.status = Status::passed;
+  tiled.ratio = 0.8, fast.ratio = 6.0;
+  fast.threshold = 2.0;  // a bound this device class has
+  LabRun lab;
+  lab.tasks = {tiled, fast};
+  lab.device = {{"class", "cpu"}, {"name", "PoCL"}};
+  RunSummary run;
+  run.labs = {lab};
+  const std::string cpu = render_report(run, false);
+  CHECK(cpu.find("CPU device: the speed of tiled is not graded here, the GPU grade decides") != std::string::npos);
+  run.labs[0].device["class"] = "gpu";
+  CHECK(render_report(run, false).find("not graded") == std::string::npos);
+}
+
+TEST_CASE("the calibration line prints slow rates with their digits, and says when the CPU figures contradict") {
+  LabRun lab;
+  lab.calibration.unit = "Gkeys/s";
+  lab.calibration.rates = {{"naive", 0.0042}, {"cpu_1core", 2.0}, {"cpu_all_cores", 1.5}};
+  RunSummary run;
+  run.labs = {lab};
+  const std::string busy = render_report(run, false);
+  CHECK(busy.find("naive kernel 0.0042 Gkeys/s") != std::string::npos);
+  CHECK(busy.find("0.00 ") == std::string::npos);
+  CHECK(busy.find("the CPU figures are unreliable") != std::string::npos);
+  run.labs[0].calibration.rates["cpu_all_cores"] = 3.5;
+  CHECK(render_report(run, false).find("unreliable") == std::string::npos);
+}
+
 TEST_CASE("a run's JSON report reads back as the same run, and its totals are the run's") {
   RunSummary run;
   run.source = "labs";

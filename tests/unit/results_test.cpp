@@ -78,6 +78,19 @@ TEST_CASE("the library column is named after the library that was measured") {
   CHECK(column_label(*find_metric("copy_fraction"), cal) == "% copy");
 }
 
+TEST_CASE("a ratio near its bound shows the decimals that tell the two apart") {
+  const Metric& copy = *find_metric("copy_fraction");
+  CHECK(format_ratio(copy, 0.0496, 0.05) == "4.96%");
+  CHECK(format_ratio(copy, 0.05, 0.0496) == "5.00%");
+  CHECK(format_ratio(copy, 0.047, 0.05) == "4.7%");
+  CHECK(format_ratio(copy, 0.30, 0.75) == "30%");  // far from it: as usual
+  const Metric& naive = *find_metric("naive_speedup");
+  CHECK(format_ratio(naive, 1.1196, 1.12) == "1.1196×");  // the same at 2 and 3 decimals
+  CHECK(format_ratio(naive, 1.0, 1.12) == "1.00×");
+  Calibration cal;
+  CHECK(describe_ratio(copy, 0.0496, cal, 0.05) == "4.96% of the device's copy bandwidth");
+}
+
 TEST_CASE("a ratio is described in words a student understands") {
   Calibration cal;
   cal.library = "cuBLAS SGEMM";

@@ -72,9 +72,12 @@ const Metric* find_metric(const std::string& name);
 // Every metric the calibration allows for this rate.
 std::map<std::string, double> ratios_of(double rate, const Calibration& calibration);
 // "93%" for a fraction, "2.5×" for a speedup.
-std::string format_ratio(const Metric& metric, double value);
+// Against a `bound`, with the decimals it takes to tell the two apart (a student who reached 4.96%
+// of a 5% bound reads "4.96%", not "5%"), up to three more.
+std::string format_ratio(const Metric& metric, double value, std::optional<double> bound = std::nullopt);
 // "45% of the device's copy bandwidth", "1.24× the speed of the harness's naive kernel"
-std::string describe_ratio(const Metric& metric, double value, const Calibration& calibration);
+std::string describe_ratio(const Metric& metric, double value, const Calibration& calibration,
+                           std::optional<double> bound = std::nullopt);
 // The report's column label: "% copy", "% cuBLAS SGEMM", "× naive".
 std::string column_label(const Metric& metric, const Calibration& calibration);
 
