@@ -134,10 +134,9 @@ std::vector<Found> enumerate() {
       f.info.name = device_string(id, CL_DEVICE_NAME);
       f.info.platform = platform_string(platform, CL_PLATFORM_NAME);
       f.info.device_class = (type & CL_DEVICE_TYPE_GPU) ? DeviceClass::gpu : DeviceClass::cpu;
-      f.info.details =
-          fmt::format("{}, {} compute units, {:.1f} GiB", version_text(id),
-                      device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS),
-                      static_cast<double>(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE)) / (1 << 30));
+      f.info.details = fmt::format(
+          "{}, {} compute units, {:.1f} GiB", version_text(id), device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS),
+          static_cast<double>(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE)) / (1 << 30));
       f.info.bus_id = pci_bus_id(id);
       out.push_back(std::move(f));
     }

@@ -37,7 +37,10 @@ class SnippetError(PluginError):
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
-    """'path:section' -> (path, section); 'path' -> (path, None)."""
+    """'path:section' -> (path, section); 'path' -> (path, None); 'path:before=TEXT' -> (path, 'before=TEXT')."""
+    if ":before=" in spec:  # TEXT may hold ':' and '/'
+        path, _, text = spec.partition(":before=")
+        return path, "before=" + text
     path, sep, section = spec.rpartition(":")
     if sep and section and "/" not in section and path:
         return path, section
