@@ -67,8 +67,13 @@ std::string choose_backend(const Toolchain& tc, const std::string& requested) {
   const auto compiled = available_backends();
   if (!requested.empty()) {
     if (std::find(compiled.begin(), compiled.end(), requested) == compiled.end() || !tc.has_backend(requested))
-      throw std::invalid_argument(fmt::format("BACKEND={} is not available in this build (available: {})", requested,
-                                              fmt::join(compiled, ", ")));
+      throw std::invalid_argument(fmt::format(
+          "BACKEND={} is not available in this build (available: {}){}", requested, fmt::join(compiled, ", "),
+          requested == "cuda"
+              ? ": CUDA (nvcc) was not found when the grader was built; install the CUDA Toolkit, "
+                "then run `make clean` and `make check` again; meanwhile `make check BACKEND=opencl` runs the OpenCL "
+                "labs"
+              : ""));
     return requested;
   }
   for (const auto& b : compiled)
@@ -76,6 +81,22 @@ std::string choose_backend(const Toolchain& tc, const std::string& requested) {
   throw std::runtime_error(
       "no CUDA or OpenCL device found. Without an NVIDIA GPU, install PoCL (sudo apt-get install pocl-opencl-icd) "
       "to run the OpenCL labs on the CPU");
+}
+
+// Why this machine cannot run a lab on `backend` and `selector` (no such device), with what to do
+// instead; "" when it can. Checked before a run, so the student reads this rather than a runner's
+// "no device" error (their files still compiled, which is worth knowing).
+std::string no_device_reason(const std::string& backend, const std::string& selector) {
+  try {
+    find_device(backend, selector);
+    return "";
+  } catch (const std::exception& e) {
+    if (backend == "cuda" && list_devices("cuda").empty())
+      return "this machine has no CUDA device: your CUDA files compiled, but they cannot run here. Run `make check "
+             "BACKEND=opencl` to run the OpenCL labs on this machine (on a CPU, correctness is graded), or `make "
+             "check` on a machine with an NVIDIA GPU";
+    return fmt::format("{}; `make devices` lists this machine's devices", e.what());
+  }
 }
 
 // Timings are fair only when one run at a time uses a GPU: a check waits for batches and other checks
@@ -136,6 +157,11 @@ LabRun check_lab(CheckPlan& plan, const Manifest& m, const std::vector<std::stri
   if (!o.build_only)
     job.supervise = [&](const RunRequest& built) {
       fs::remove_all(built.pictures_dir);  // no stale pictures from an earlier run
+      if (const auto why = no_device_reason(plan.backend, o.device); !why.empty()) {
+        LabRun lab = lab_of(m, plan.backend);
+        lab.tasks = all_tasks_failed(m, built.tasks, Status::error, why, "");
+        return lab;
+      }
       const auto gpu = lock_gpu(plan.backend, o.device);
       if (!plan.gate) return plan.calibrations.supervise(built);
       plan.gate->student_files = m.files.at(plan.backend);

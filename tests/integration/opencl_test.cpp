@@ -86,7 +86,7 @@ TEST_CASE("a lab is chosen by folder, name or number, and a wrong name lists the
   const auto labs = all_labs();
   REQUIRE(labs.size() >= 2);
   const auto& chosen = labs[1];  // not the first, so "the first lab" cannot pass for the chosen one
-  for (const std::string lab : {chosen.id, chosen.name, std::to_string(std::stoi(chosen.id))}) {
+  for (const std::string& lab : {chosen.id, chosen.name, std::to_string(std::stoi(chosen.id))}) {
     const auto run =
         run_check(repo_path("solutions"), "--backend opencl --task " + chosen.tasks.front().name + " --lab " + lab);
     CAPTURE(lab);
@@ -98,6 +98,23 @@ TEST_CASE("a lab is chosen by folder, name or number, and a wrong name lists the
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("LAB=nosuchlab matches no lab; the labs are:") != std::string::npos);
   for (const auto& lab : labs) CHECK(bad.output.find(" " + lab.name) != std::string::npos);
+}
+
+TEST_CASE("asking for CUDA where it cannot run says why and what to run instead") {
+  if (gpu_listed("cuda", "0")) {
+    MESSAGE("this machine has a CUDA GPU: nothing to say instead");
+    return;
+  }
+  const auto run = run_check(repo_path("solutions"), "--backend cuda --lab " + all_labs().front().name);
+  INFO(run.output);
+  CHECK(run.exit_code != 0);
+  // Without nvcc the grader has no CUDA backend; with it, the files compile but nothing can run.
+  const bool not_built = run.output.find("CUDA (nvcc) was not found when the grader was built") != std::string::npos;
+  const bool no_device =
+      run.output.find("this machine has no CUDA device: your CUDA files compiled") != std::string::npos;
+  CHECK(not_built != no_device);
+  CHECK(run.output.find("`make check BACKEND=opencl`") != std::string::npos);
+  CHECK(run.output.find("running without the GPU lock") == std::string::npos);
 }
 
 TEST_CASE("a misspelt task name is an error that lists the lab's tasks, and runs nothing") {
