@@ -9,6 +9,7 @@
 #   make check SANITIZE=1           CUDA: the correctness cases under compute-sanitizer (races, out-of-bounds, barriers)
 #   make check RECALIBRATE=1        measure the calibrations afresh (they are cached for 10 minutes)
 #   make devices                    list CUDA and OpenCL devices
+#   make history [LAB=..]           your checks so far, per lab: a timeline (and plots, with matplotlib)
 #   make test                       the project's own test suite (CTest)
 #   make format                     apply the house style (.clang-format) to every C++, CUDA and OpenCL source
 #   make docs                       the lecture companion (docs/) as a site in build/site
@@ -32,7 +33,7 @@ check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--t
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate)
 
-.PHONY: all deps harness check test devices clean docs docs-figures bench-docs docs-measured grade student-release \
+.PHONY: all deps harness check test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
   audit bench-grader format similarity
 all: check
 
@@ -42,6 +43,7 @@ DEPS_all := check
 DEPS_check := check
 DEPS_harness := check
 DEPS_devices := check
+DEPS_history := check
 DEPS_deps := check
 DEPS_student-release := check
 DEPS_audit := check
@@ -90,6 +92,12 @@ student-release: harness
 
 devices: harness
 	@$(BUILD)/gpulab devices
+
+# Your checks so far, per lab (build/history.jsonl): tables, and plots into build/history/ when
+# matplotlib is installed.
+history: harness
+	@$(BUILD)/gpulab history $(if $(LAB),--lab $(LAB))
+	@$(DOCS_PYTHON) scripts/history_plot.py "$(BUILD)/history.jsonl" "$(BUILD)/history" $(LAB)
 
 # Instructors: mutants of each lab's reference solution, graded; the report says which ones the
 # grader kills (gpulab audit --help).

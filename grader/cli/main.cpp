@@ -10,11 +10,13 @@
 #include <functional>
 
 #include "audit.hpp"
+#include "batch.hpp"
 #include "calibration_cache.hpp"
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
 #include "gpulab/text.hpp"
 #include "grade.hpp"
+#include "history.hpp"
 #include "lab_job.hpp"
 #include "machine_lock.hpp"
 #include "release.hpp"
@@ -186,6 +188,20 @@ int report_build(const RunSummary& run) {
   return run.labs.empty() ? 0 : 1;
 }
 
+// Appends this check to build/history.jsonl (`gpulab history`); a failure there only warns: the
+// check itself is complete.
+void record_history(const Toolchain& tc, const fs::path& source, const std::vector<Manifest>& labs,
+                    const RunSummary& run) {
+  try {
+    std::map<std::string, std::string> hashes;
+    for (const auto& m : labs)
+      if (m.files.count(run.backend)) hashes[m.id] = lab_files_hash(source / m.id, m.files.at(run.backend));
+    append_history(tc.build_dir / "history.jsonl", history_entry(run, hashes, now_utc()));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gpulab: this check was not added to the history ({})\n", e.what());
+  }
+}
+
 int check(const CheckOptions& o) {
   const Toolchain tc = Toolchain::load(own_directory());
   const fs::path source = fs::absolute(o.source.empty() ? tc.repo / "labs" : fs::path(o.source)).lexically_normal();
@@ -223,10 +239,21 @@ int check(const CheckOptions& o) {
   if (o.build_only) return report_build(run);
   const fs::path json = o.json.empty() ? plan.work / "report.json" : fs::path(o.json);
   write_json_atomically(to_json(run), json);
+  if (!o.sanitize) record_history(tc, source, labs, run);
   const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
   fmt::print("{}", render_report(run, color));
   fmt::print("JSON report: {}\n", json.string());
   return run.all_passed() ? 0 : 1;
+}
+
+// `gpulab history`: the timeline of this build folder's checks, of one lab or of all.
+int history(const std::vector<std::string>& labs) {
+  const Toolchain tc = Toolchain::load(own_directory());
+  const auto entries = read_history(tc.build_dir / "history.jsonl");
+  if (labs.empty()) fmt::print("{}", render_history(entries, ""));
+  for (const auto& lab : labs) fmt::print("{}", render_history(entries, lab));
+  fmt::print("history: {}\n", (tc.build_dir / "history.jsonl").string());
+  return 0;
 }
 
 // OUT/index.html, the summary page of a batch, drawn by a Python script with matplotlib; false (the
@@ -458,6 +485,9 @@ int main(int argc, char** argv) {
   SimilarityCommand similarity_command;
   add_similarity_command(app, o, similarity_command);
 
+  auto* history_cmd = app.add_subcommand("history", "the timeline of your checks, per lab (build/history.jsonl)");
+  history_cmd->add_option("--lab", o.labs, "only this lab: its folder, name or number");
+
   std::string release_out;
   auto* release_cmd =
       app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
@@ -466,6 +496,7 @@ int main(int argc, char** argv) {
 
   try {
     if (app.got_subcommand("devices")) return devices();
+    if (app.got_subcommand("history")) return history(o.labs);
     if (app.got_subcommand("release")) return release(release_out);
     if (app.got_subcommand("audit")) return audit(o, audit_command.correctness_only, audit_command.jobs);
     if (app.got_subcommand("similarity")) return similarity(o, similarity_command);

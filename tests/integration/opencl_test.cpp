@@ -2,6 +2,7 @@
 // an instructor see for correct, unfinished and broken code.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,26 @@ TEST_CASE("asking for CUDA where it cannot run says why and what to run instead"
   CHECK(not_built != no_device);
   CHECK(run.output.find("`make check BACKEND=opencl`") != std::string::npos);
   CHECK(run.output.find("running without the GPU lock") == std::string::npos);
+}
+
+TEST_CASE("every check adds a line to the history of the build folder, which gpulab history prints") {
+  const auto lab = all_labs().front();
+  const auto run = run_check(repo_path("solutions"), "--backend opencl --lab " + lab.name);
+  REQUIRE(run.report.is_object());
+  const std::uint64_t seed = run.report.at("seed");
+  // Other tests check at the same time: this run's line is the one with its seed and folder.
+  std::ifstream history(fs::path(GPULAB_CLI).parent_path() / "history.jsonl");
+  bool found = false;
+  for (std::string line; std::getline(history, line);) {
+    const auto entry = nlohmann::json::parse(line, nullptr, false);
+    if (entry.is_discarded() || entry.value("seed", std::uint64_t{0}) != seed) continue;
+    found = entry.value("source", "") == run.report.value("source", "?") && entry.at("labs").size() == 1 &&
+            entry.at("labs")[0].at("files").get<std::string>().size() == 64;
+  }
+  CHECK(found);
+  std::string shown;
+  CHECK(run_command(std::string("'") + GPULAB_CLI + "' history --lab " + lab.name, shown) == 0);
+  CHECK(shown.find(lab.id + " · opencl") != std::string::npos);
 }
 
 TEST_CASE("a misspelt task name is an error that lists the lab's tasks, and runs nothing") {

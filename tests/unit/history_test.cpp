@@ -1,0 +1,89 @@
+// The history of checks (history.hpp): entries, the file they go to, the timeline.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "files.hpp"
+#include "history.hpp"
+
+using namespace gpulab;
+using namespace gpulab::cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+TaskResult task(const std::string& name, Status status, std::optional<double> ratio = std::nullopt) {
+  TaskResult t;
+  t.task = name;
+  t.status = status;
+  if (ratio) t.metric = "copy_fraction", t.ratio = ratio, t.threshold = 0.75;
+  return t;
+}
+
+RunSummary run_of(std::vector<TaskResult> tasks) {
+  LabRun lab;
+  lab.id = "07-demo", lab.name = "demo", lab.backend = "opencl";
+  lab.calibration.unit = "GB/s";
+  lab.calibration.rates = {{"copy", 100.0}};
+  lab.tasks = std::move(tasks);
+  RunSummary run;
+  run.source = "/course/labs", run.backend = "opencl", run.seed = 7;
+  run.labs = {lab};
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("the history shows each check of a lab as a row, oldest first, with each task's result and figure") {
+  const auto first = history_entry(run_of({task("naive", Status::passed), task("tiled", Status::not_implemented)}),
+                                   {{"07-demo", "aaaaaaaa1111"}}, "2026-11-24T08:00:00Z");
+  const auto second = history_entry(run_of({task("naive", Status::passed), task("tiled", Status::too_slow, 0.6)}),
+                                    {{"07-demo", "bbbbbbbb2222"}}, "2026-11-24T09:30:00Z");
+  const auto third = history_entry(run_of({task("naive", Status::passed), task("tiled", Status::passed, 0.93)}),
+                                   {{"07-demo", "cccccccc3333"}}, "2026-11-24T10:15:00Z");
+  CHECK(third["labs"][0]["files"] == "cccccccc3333");
+  CHECK(third["labs"][0]["tasks"][1]["figure"] == "93% copy");
+
+  const std::string shown = render_history({first, second, third}, "demo");
+  INFO(shown);
+  CHECK(shown.find("07-demo · opencl") != std::string::npos);
+  const auto row1 = shown.find("2026-11-24 08:00 aaaaaaaa"), row2 = shown.find("2026-11-24 09:30 bbbbbbbb"),
+             row3 = shown.find("2026-11-24 10:15 cccccccc");
+  REQUIRE(row1 != std::string::npos);
+  REQUIRE(row2 != std::string::npos);
+  REQUIRE(row3 != std::string::npos);
+  CHECK(row1 < row2);
+  CHECK(row2 < row3);
+  CHECK(shown.find("✘ not implemented", row1) < row2);
+  CHECK(shown.find("✘ too slow 60% copy", row2) < row3);
+  CHECK(shown.find("✔ 93% copy", row3) != std::string::npos);
+  // The same lab by number; another lab has no rows.
+  CHECK(render_history({first}, "7") == render_history({first}, "07-demo"));
+  CHECK(render_history({first}, "transpose").find("no check of lab transpose recorded yet") != std::string::npos);
+}
+
+TEST_CASE("the history file takes one line per check, and a torn line does not hide the others") {
+  ScratchFolder folder("history-test");
+  const fs::path file = folder.path() / "build" / "history.jsonl";
+  CHECK(read_history(file).empty());
+  append_history(file, history_entry(run_of({task("naive", Status::passed)}), {}, "2026-11-24T08:00:00Z"));
+  std::ofstream(file, std::ios::app) << "{\"when\": \"2026-11-24T08:01";  // a check killed while writing
+  std::ofstream(file, std::ios::app) << "\n";
+  append_history(file, history_entry(run_of({task("naive", Status::wrong_result)}), {}, "2026-11-24T08:02:00Z"));
+  const auto entries = read_history(file);
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[1]["labs"][0]["tasks"][0]["status"] == "wrong_result");
+}
+
+TEST_CASE("a lab's files hash changes with their contents and names, and a missing file counts as empty") {
+  ScratchFolder folder("history-hash");
+  std::ofstream(folder.path() / "k.cl") << "kernel void k() {}\n";
+  const auto before = lab_files_hash(folder.path(), {"k.cl", "host.cpp"});
+  CHECK(before.size() == 64);
+  CHECK(lab_files_hash(folder.path(), {"k.cl", "host.cpp"}) == before);
+  std::ofstream(folder.path() / "k.cl") << "kernel void k() { }\n";
+  CHECK(lab_files_hash(folder.path(), {"k.cl", "host.cpp"}) != before);
+  CHECK(lab_files_hash(folder.path(), {"k.cl"}) != lab_files_hash(folder.path(), {"k.cl", "host.cpp"}));
+}
