@@ -99,26 +99,6 @@ Image transformed(Image image, const WordTransform& t) {
   return image;
 }
 
-// `rows`: the rows of the whole image (`height` rows) that the compared images hold, when they hold
-// only some; empty: all of them.
-std::string diagnose(const Image& expected, const Image& got, int reach, int height,
-                     const std::vector<int>& rows = {}) {
-  std::size_t wrong = 0, near_edge = 0;
-  for (int y = 0; y < expected.height; ++y)
-    for (int x = 0; x < expected.width; ++x) {
-      if (expected.at(x, y) == got.at(x, y)) continue;
-      ++wrong;
-      const int image_y = rows.empty() ? y : rows[static_cast<std::size_t>(y)];
-      near_edge += x < reach || image_y < reach || x >= expected.width - reach || image_y >= height - reach;
-    }
-  if (wrong > 0 && near_edge == wrong && reach > 0)
-    return fmt::format(
-        "every wrong pixel lies within {} pixels of an edge: check how the kernel clamps coordinates "
-        "that fall outside the image (x < 0 reads column 0, x >= width reads column width - 1)",
-        reach);
-  return "";
-}
-
 std::string file_name(const std::string& case_name) {
   std::string s;
   for (char ch : case_name) {
@@ -219,7 +199,7 @@ Comparison compare_known_rows(Buffer& out, const MirroredReference& reference, c
   }
   Comparison cmp = compare_exact<Rgba>(want.pixels, got.pixels, w);
   if (cmp.ok()) return cmp;
-  cmp.note = diagnose(want, got, reach, height, rows);
+  cmp.note = reference::edge_hint(want, got, reach, height, rows);
   cmp.note += fmt::format("{}(this large image is compared on {} sampled rows, edges included)",
                           cmp.note.empty() ? "" : "; ", rows.size());
   for (Mismatch& m : cmp.first) m.index = static_cast<std::size_t>(rows[m.index / w]) * w + m.index % w;
@@ -380,7 +360,7 @@ class FilterCaseRun {
     sets_[i].out->download(got_.pixels.data(), bytes_);
     const Image reference = expected_of(i);
     Comparison cmp = compare_exact<Rgba>(reference.pixels, got_.pixels, static_cast<std::size_t>(input_.width));
-    if (!cmp.ok()) cmp.note = diagnose(reference, got_, filter_.reach, input_.height);
+    if (!cmp.ok()) cmp.note = reference::edge_hint(reference, got_, filter_.reach, input_.height);
     return cmp;
   }
 

@@ -3,6 +3,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "filter_reference.hpp"
 #include "gpulab/parallel.hpp"
 
@@ -163,6 +165,31 @@ Image reference_rows(const std::function<Image(const Image&)>& reference, const 
   for (std::size_t i = 0; i < rows.size(); ++i)
     std::copy_n(&filtered.pixels[(i * side + reach) * w], w, &out.pixels[static_cast<std::size_t>(rows[i]) * w]);
   return out;
+}
+
+std::string edge_hint(const Image& expected, const Image& got, int reach, int height, const std::vector<int>& rows) {
+  std::size_t wrong = 0, wrong_near_edge = 0, near_edge = 0, pixels = 0;
+  for (int y = 0; y < expected.height; ++y)
+    for (int x = 0; x < expected.width; ++x) {
+      const int image_y = rows.empty() ? y : rows[static_cast<std::size_t>(y)];
+      const bool edge = x < reach || image_y < reach || x >= expected.width - reach || image_y >= height - reach;
+      ++pixels;
+      near_edge += edge;
+      if (expected.at(x, y) == got.at(x, y)) continue;
+      ++wrong;
+      wrong_near_edge += edge;
+    }
+  if (wrong == 0 || reach <= 0 || wrong_near_edge < wrong) return "";
+  if (near_edge == pixels)  // a tiny image: the place of the wrong pixels says little
+    return fmt::format(
+        "every pixel of this image lies within {} pixels of an edge: check how the kernel clamps coordinates "
+        "that fall outside the image (x < 0 reads column 0, x >= width reads column width - 1), and that "
+        "every value it reads was written first (a barrier after loading a tile)",
+        reach);
+  return fmt::format(
+      "every wrong pixel lies within {} pixels of an edge: check how the kernel clamps coordinates "
+      "that fall outside the image (x < 0 reads column 0, x >= width reads column width - 1)",
+      reach);
 }
 
 }  // namespace gpulab::reference

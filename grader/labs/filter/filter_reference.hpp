@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "gpulab/image.hpp"
@@ -36,6 +37,13 @@ Image median_filter_rows(const Image& in, int radius, const std::vector<int>& ro
 //   filters clamp) is stacked into one image and the filter runs on that once: a strip's middle
 //   row sees exactly the rows the filter reads for it in the whole image.
 std::vector<int> sampled_rows(Rng& rng, int height, int reach, int pairs);
+
+// What the place of the wrong pixels tells: when every wrong pixel lies within `reach` of an edge, a
+// hint about clamping (on an image that is all edge, also about reading what was not written yet);
+// else "". `rows`: the rows of the whole image (`height` rows) that the compared images hold, when they
+// hold only some; empty: all of them.
+std::string edge_hint(const Image& expected, const Image& got, int reach, int height,
+                      const std::vector<int>& rows = {});
 Image reference_rows(const std::function<Image(const Image&)>& reference, const Image& in, int reach,
                      const std::vector<int>& rows);
 

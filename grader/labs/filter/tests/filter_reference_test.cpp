@@ -99,3 +99,22 @@ TEST_CASE("a filter's reference on sampled rows equals its full reference on tho
       for (int x = 0; x < in.width; ++x) REQUIRE(sampled.at(x, y) == full.at(x, y));
   }
 }
+
+TEST_CASE("wrong pixels only along the edges point at clamping, and on an all-edge image at unwritten reads too") {
+  const Image expected = noise_image(20, 12, 3);
+  Image edges = expected, middle = expected;
+  edges.at(0, 5).r ^= 1;    // column 0
+  edges.at(19, 11).g ^= 1;  // the bottom-right corner
+  CHECK(reference::edge_hint(expected, edges, 2, 12).find("within 2 pixels of an edge") != std::string::npos);
+  middle.at(10, 6).b ^= 1;
+  CHECK(reference::edge_hint(expected, middle, 2, 12).empty());
+  CHECK(reference::edge_hint(expected, expected, 2, 12).empty());
+  CHECK(reference::edge_hint(expected, edges, 2, 12).find("barrier") == std::string::npos);
+  // A 3x3 image with reach 2 is all edge: a missing barrier shows there as much as a clamp.
+  const Image tiny = noise_image(3, 3, 4);
+  Image tiny_wrong = tiny;
+  tiny_wrong.at(1, 1).a ^= 1;
+  const std::string hint = reference::edge_hint(tiny, tiny_wrong, 2, 3);
+  CHECK(hint.find("every pixel of this image lies within 2 pixels of an edge") != std::string::npos);
+  CHECK(hint.find("a barrier after loading a tile") != std::string::npos);
+}
