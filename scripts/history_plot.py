@@ -29,10 +29,12 @@ def load(path: pathlib.Path) -> list[dict]:
 
 
 def matches(lab: dict, wanted: str | None) -> bool:
+    """LAB= as `gpulab history` reads it (lab_named in grader/cli/lab_run.cpp): folder, name or number."""
     if not wanted:
         return True
     lab_id = lab.get("id", "")
-    return wanted in (lab_id, lab.get("name")) or (wanted.isdigit() and lab_id[:2].isdigit() and int(wanted) == int(lab_id[:2]))
+    number = lab_id.split("-", 1)[0]
+    return wanted in (lab_id, lab.get("name"), number) or (len(number) > 1 and number[0] == "0" and wanted == number[1:])
 
 
 def series(entries: list[dict], wanted: str | None) -> dict[tuple[str, str], dict[str, list]]:

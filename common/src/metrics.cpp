@@ -55,6 +55,12 @@ bool faster_than_device(double median_ms, std::optional<double> light_ms) {
   return light_ms && *light_ms > 0 && median_ms * kSpeedOfLightMargin < *light_ms;
 }
 
+std::string format_rate(double rate) {
+  return rate >= 100 ? fmt::format("{:.0f}", rate)
+         : rate >= 1 ? fmt::format("{:.2f}", rate)
+                     : fmt::format("{:.3g}", rate);
+}
+
 std::string format_ratio(const Metric& metric, double value, std::optional<double> bound) {
   const double scale = metric.fraction ? 100 : 1;
   const int usual = metric.fraction ? 0 : 2;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "gpulab/metrics.hpp"
+#include "lab_run.hpp"
 #include "submission.hpp"
 
 namespace gpulab::cli {
@@ -23,13 +24,13 @@ namespace {
 // bound shows its rate ("5.34 GB/s").
 std::string figure(const TaskResult& t, const Calibration& calibration) {
   const Metric* m = find_metric(t.metric);
-  if (!m || !t.ratio) return t.rate ? fmt::format("{:.3g} {}", *t.rate, calibration.unit) : "";
+  if (!m || !t.ratio) return t.rate ? format_rate(*t.rate) + " " + calibration.unit : "";
   const std::string label = column_label(*m, calibration);  // "% copy", "× naive"
   return format_ratio(*m, *t.ratio) + " " + label.substr(label.find(' ') + 1);
 }
 
 json task_entry(const TaskResult& t, const Calibration& calibration) {
-  json j{{"task", t.task}, {"status", to_string(t.status)}, {"points", t.points}};
+  json j{{"task", t.task}, {"status", to_string(t.status)}, {"status_label", describe(t.status)}, {"points", t.points}};
   if (t.ratio) j["ratio"] = *t.ratio, j["metric"] = t.metric;
   if (const auto shown = figure(t, calibration); !shown.empty()) j["figure"] = shown;
   if (t.threshold) j["threshold"] = *t.threshold;
@@ -43,16 +44,7 @@ std::string cell(const json& task) {
   const std::string status = task.value("status", "");
   const std::string shown = task.value("figure", "");
   if (status == "passed") return shown.empty() ? "✔" : "✔ " + shown;
-  std::string words = status;
-  std::replace(words.begin(), words.end(), '_', ' ');
-  return "✘ " + words + (shown.empty() ? "" : " " + shown);
-}
-
-bool lab_matches(const json& lab, const std::string& wanted) {
-  if (wanted.empty()) return true;
-  const std::string id = lab.value("id", "");
-  if (wanted == id || wanted == lab.value("name", "")) return true;
-  return !id.empty() && std::all_of(wanted.begin(), wanted.end(), ::isdigit) && std::stoi(wanted) == std::stoi(id);
+  return "✘ " + task.value("status_label", status) + (shown.empty() ? "" : " " + shown);
 }
 
 // Columns of code points: every character these tables hold (✔ ✘ × ·) is one column wide.
@@ -142,7 +134,7 @@ std::string render_history(const std::vector<json>& entries, const std::string& 
   std::map<std::string, Timeline> timelines;  // "02-transpose · opencl" -> its rows
   for (const auto& e : entries)
     for (const auto& l : e["labs"]) {
-      if (!l.is_object() || !lab_matches(l, lab)) continue;
+      if (!l.is_object() || !(lab.empty() || lab_named(l.value("id", ""), l.value("name", ""), lab))) continue;
       Timeline& t = timelines[fmt::format("{} · {}", l.value("id", "?"), e.value("backend", "?"))];
       std::vector<std::string> row{e.value("when", "?").substr(0, 16), l.value("files", "").substr(0, 8)};
       std::replace(row[0].begin(), row[0].end(), 'T', ' ');

@@ -53,6 +53,12 @@ double LabRun::max_points() const {
   return p;
 }
 
+bool lab_named(const std::string& id, const std::string& name, const std::string& wanted) {
+  if (wanted == id || wanted == name) return true;
+  const std::string number = id.substr(0, id.find('-'));
+  return wanted == number || (number.size() > 1 && number[0] == '0' && wanted == number.substr(1));
+}
+
 LabRun lab_of(const Manifest& m, const std::string& backend) {
   LabRun lab;
   lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = backend;

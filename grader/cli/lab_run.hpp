@@ -59,6 +59,10 @@ struct LabRun {
 // A lab record with the manifest's names and no result yet.
 LabRun lab_of(const Manifest& manifest, const std::string& backend);
 
+// Whether LAB=`wanted` names the lab `id` ("02-transpose") called `name` ("transpose"): its folder,
+// its name, or its number ("02" or "2").
+bool lab_named(const std::string& id, const std::string& name, const std::string& wanted);
+
 // The report's and result.json's form of a lab. The calibration doubt, the grader failure and the
 // phases are the grader's own business: a batch writes the phases itself (lab_json, student_record.hpp).
 void to_json(nlohmann::json& j, const LabRun& lab);

@@ -42,19 +42,12 @@ std::string source_key(const Toolchain& tc, const fs::path& source) {
   return fmt::format("{}-{:08x}", source.filename().string(), std::hash<std::string>{}(source.string()) & 0xffffffffu);
 }
 
-bool matches(const Manifest& m, const std::string& wanted) {
-  if (wanted == m.id || wanted == m.name) return true;
-  const auto dash = m.id.find('-');
-  const std::string number = m.id.substr(0, dash);
-  return wanted == number || (number.size() > 1 && number[0] == '0' && wanted == number.substr(1));
-}
-
 std::vector<Manifest> select_labs(const Toolchain& tc, const std::vector<std::string>& wanted) {
   auto all = load_all_manifests(tc.repo / "labs");
   if (wanted.empty()) return all;
   std::vector<Manifest> out;
   for (const auto& w : wanted) {
-    auto it = std::find_if(all.begin(), all.end(), [&](const Manifest& m) { return matches(m, w); });
+    auto it = std::find_if(all.begin(), all.end(), [&](const Manifest& m) { return lab_named(m.id, m.name, w); });
     if (it == all.end()) {
       std::string names;
       for (const auto& m : all) names += " " + m.name;

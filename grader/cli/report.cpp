@@ -104,20 +104,13 @@ std::vector<std::string> ungraded_speed(const LabRun& lab) {
   return tasks;
 }
 
-// A rate with the digits it needs: "2926", "12.34", "0.0123" (a slow CPU rate never reads "0.00").
-std::string rate_text(double rate) {
-  return rate >= 100 ? fmt::format("{:.0f}", rate)
-         : rate >= 1 ? fmt::format("{:.2f}", rate)
-                     : fmt::format("{:.3g}", rate);
-}
-
 // ", device copy 2926 GB/s, cuBLAS SGEMM 51200 GFLOP/s, naive kernel 5300 GFLOP/s"; with a warning
 // when the CPU figures contradict each other (all cores slower than one: other work took the cores).
 std::string describe_calibration(const Calibration& cal) {
   std::string out;
   for (const auto& key : calibration_keys())
     if (auto it = cal.rates.find(key); it != cal.rates.end())
-      out += fmt::format(", {} {} {}", calibration_label(key, cal), rate_text(it->second), cal.unit);
+      out += fmt::format(", {} {} {}", calibration_label(key, cal), format_rate(it->second), cal.unit);
   const auto one = cal.rates.find("cpu_1core"), all = cal.rates.find("cpu_all_cores");
   if (one != cal.rates.end() && all != cal.rates.end() && all->second < one->second)
     out += " (all cores slower than one: the machine was busy, so the CPU figures are unreliable)";

@@ -8,6 +8,7 @@
 
 #include "allowlist.hpp"
 #include "gpulab/manifest.hpp"
+#include "made_up_lab.hpp"
 
 using namespace gpulab;
 
@@ -165,21 +166,7 @@ TEST_CASE("system call instructions are found in a disassembly, calls to functio
 TEST_CASE("a lab's manifest may add forbidden headers and allowed symbols, as lists of strings") {
   const auto dir = std::filesystem::temp_directory_path() / "gpulab-allowlist-manifest" / "05-saxpy";
   std::filesystem::create_directories(dir);
-  std::string text = R"(name = "saxpy"
-title = "A made-up lab"
-
-[files]
-cuda = ["saxpy.cu"]
-opencl = ["saxpy.cl", "saxpy_opencl.cpp"]
-
-[[tasks]]
-name = "naive"
-function = "saxpy_naive"
-
-[[cases]]
-name = "tiny"
-n = 3
-)";
+  std::string text = gpulab::testing::kSaxpyManifest;
   const auto files = text.find("\n[files]");
   REQUIRE(files != std::string::npos);
   text.insert(files + 1, "forbidden_headers = [\"cuda/std/\"]\nallow = [\"clEnqueueCopyBufferRect\"]\n\n");

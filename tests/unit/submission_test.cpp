@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gpulab/manifest.hpp"
+#include "made_up_lab.hpp"
 #include "submission.hpp"
 
 namespace fs = std::filesystem;
@@ -71,21 +72,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 Manifest saxpy_manifest(const fs::path& root) {
   const fs::path folder = root / "course" / "labs" / "05-saxpy";
   fs::create_directories(folder);
-  std::ofstream(folder / "lab.toml") << R"(name = "saxpy"
-title = "A made-up lab"
-
-[files]
-cuda = ["saxpy.cu"]
-opencl = ["saxpy.cl", "saxpy_opencl.cpp"]
-
-[[tasks]]
-name = "naive"
-function = "saxpy_naive"
-
-[[cases]]
-name = "tiny"
-n = 3
-)";
+  std::ofstream(folder / "lab.toml") << gpulab::testing::kSaxpyManifest;
   return gpulab::load_manifest(folder / "lab.toml");
 }
 

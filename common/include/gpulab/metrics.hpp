@@ -71,6 +71,8 @@ const std::vector<Metric>& metrics();
 const Metric* find_metric(const std::string& name);
 // Every metric the calibration allows for this rate.
 std::map<std::string, double> ratios_of(double rate, const Calibration& calibration);
+// A rate with the digits it needs: "2926", "12.34", "0.0123" (a slow CPU rate never reads "0.00").
+std::string format_rate(double rate);
 // "93%" for a fraction, "2.5×" for a speedup.
 // Against a `bound`, with the decimals it takes to tell the two apart (a student who reached 4.96%
 // of a 5% bound reads "4.96%", not "5%"), up to three more.
