@@ -8,6 +8,7 @@
 #   make check BACKEND=opencl DEVICE=0 SEED=123 TASK=naive TIMEOUT=20
 #   make check SANITIZE=1           CUDA: the correctness cases under compute-sanitizer (races, out-of-bounds, barriers)
 #   make check RECALIBRATE=1        measure the calibrations afresh (they are cached for 10 minutes)
+#   make check PROFILE=1            CUDA: each task's timing case under Nsight Compute, its counters explained
 #   make devices                    list CUDA and OpenCL devices
 #   make history [LAB=..]           your checks so far, per lab: a timeline (and plots, with matplotlib)
 #   make test                       the project's own test suite (CTest)
@@ -31,7 +32,8 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 source_dir = $(if $(filter labs solutions,$(SOURCE)),$(CURDIR)/$(SOURCE),$(abspath $(SOURCE)))
 check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--task $(TASK)) \
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
-  $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate)
+  $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate) \
+  $(if $(PROFILE),--profile)
 
 .PHONY: all deps harness check test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
   audit bench-grader format similarity

@@ -1,4 +1,5 @@
 // The CUDA backend: RAII device memory and events, checked calls, event timing, calibration.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -148,6 +149,11 @@ class CudaDevice final : public Device {
     check(cudaMemset(flush_->ptr(), ++flush_value_, flush_->size()), "flushing the cache");
     check(cudaDeviceSynchronize(), "waiting for the cache flush");
   }
+
+  void begin_profiled_region() override {
+    check(cudaProfilerStart(), "starting the profiled region (cudaProfilerStart)");
+  }
+  void end_profiled_region() override { check(cudaProfilerStop(), "ending the profiled region (cudaProfilerStop)"); }
 
   void synchronize() override {
     check(cudaGetLastError(), "launching the kernel");

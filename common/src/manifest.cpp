@@ -420,6 +420,7 @@ class Reader {
     if (const toml::node* allow = root.get("allow")) m.allow = strings(*allow, "allow");
     if (const toml::node* headers = root.get("forbidden_headers"))
       m.forbidden_headers = strings(*headers, "forbidden_headers");
+    if (const toml::node* profile = root.get("profile")) m.profile = strings(*profile, "profile");
   }
 
   // [files]: the student files of each backend.

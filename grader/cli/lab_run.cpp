@@ -65,11 +65,41 @@ LabRun lab_of(const Manifest& m, const std::string& backend) {
   return lab;
 }
 
+void to_json(json& j, const CounterReading& c) {
+  j = {{"counter", c.counter}, {"label", c.label}, {"value", c.value}, {"reading", c.reading}, {"concern", c.concern}};
+}
+void from_json(const json& j, CounterReading& c) {
+  c.counter = j.value("counter", "");
+  c.label = j.value("label", "");
+  c.value = j.value("value", "");
+  c.reading = j.value("reading", "");
+  c.concern = j.value("concern", false);
+}
+void to_json(json& j, const KernelProfile& k) {
+  j = {{"kernel", k.kernel}, {"launches", k.launches}, {"time_ms", k.time_ms}, {"counters", k.counters}};
+}
+void from_json(const json& j, KernelProfile& k) {
+  k.kernel = j.value("kernel", "");
+  k.launches = j.value("launches", 0);
+  k.time_ms = j.value("time_ms", 0.0);
+  k.counters = j.value("counters", std::vector<CounterReading>{});
+}
+void to_json(json& j, const TaskProfile& t) {
+  j = {{"task", t.task}, {"case", t.case_name}, {"kernels", t.kernels}, {"note", t.note}};
+}
+void from_json(const json& j, TaskProfile& t) {
+  t.task = j.value("task", "");
+  t.case_name = j.value("case", "");
+  t.kernels = j.value("kernels", std::vector<KernelProfile>{});
+  t.note = j.value("note", "");
+}
+
 void to_json(json& j, const LabRun& lab) {
   j = {{"id", lab.id},         {"name", lab.name},   {"title", lab.title},   {"backend", lab.backend},
        {"device", lab.device}, {"tasks", lab.tasks}, {"output", lab.output}, {"processes", lab.processes}};
   if (!lab.pictures_dir.empty()) j["pictures"] = lab.pictures_dir;
   if (!lab.warnings.empty()) j["warnings"] = lab.warnings;
+  if (!lab.profile.empty()) j["profile"] = lab.profile;
   if (!lab.calibration.rates.empty()) {
     j["calibration"] = calibration_to_json(lab.calibration);
     j["labels"] = calibration_labels(lab.calibration);  // so renderers of the JSON only render
@@ -94,6 +124,7 @@ void from_json(const json& j, LabRun& lab) {
   lab.processes = j.value("processes", 0);
   lab.pictures_dir = j.value("pictures", "");
   lab.warnings = j.value("warnings", std::vector<std::string>{});
+  lab.profile = j.value("profile", std::vector<TaskProfile>{});
   if (j.contains("phases")) lab.phases = j["phases"].get<PhaseTimes>();
 }
 

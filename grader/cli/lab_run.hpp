@@ -32,6 +32,34 @@ double seconds_since(std::chrono::steady_clock::time_point start);
 void to_json(nlohmann::json& j, const PhaseTimes& p);
 void from_json(const nlohmann::json& j, PhaseTimes& p);
 
+// The profiler feedback (profiler.hpp) of one kernel: each counter the lab names, with its figure and
+// a one-line reading for a student.
+struct CounterReading {
+  std::string counter;   // "global_stores": its name in lab.toml
+  std::string label;     // "global stores"
+  std::string value;     // "32.0 sectors per request"
+  std::string reading;   // "not coalesced: ..."
+  bool concern = false;  // the reading points at something to fix
+};
+struct KernelProfile {
+  std::string kernel;  // without its parameters
+  int launches = 0;    // profiled launches of it
+  double time_ms = 0;  // their duration, together
+  std::vector<CounterReading> counters;
+};
+struct TaskProfile {
+  std::string task;
+  std::string case_name;  // the timing case, launched once
+  std::vector<KernelProfile> kernels;
+  std::string note;  // why there are no figures, or what to know about them
+};
+void to_json(nlohmann::json& j, const CounterReading& c);
+void from_json(const nlohmann::json& j, CounterReading& c);
+void to_json(nlohmann::json& j, const KernelProfile& k);
+void from_json(const nlohmann::json& j, KernelProfile& k);
+void to_json(nlohmann::json& j, const TaskProfile& t);
+void from_json(const nlohmann::json& j, TaskProfile& t);
+
 struct LabRun {
   std::string id, name, title, backend;
   nlohmann::json device;    // the runner's "device" event, when it got that far
@@ -51,6 +79,9 @@ struct LabRun {
   // Advice on the student's files that did not stop the build, "file:line: message" (a barrier that
   // not every thread reaches): the report shows them as warnings.
   std::vector<std::string> warnings;
+  // `gpulab check --profile`: each task's timing case under Nsight Compute (profiler.hpp). It informs
+  // and never grades.
+  std::vector<TaskProfile> profile;
 
   double points() const;
   double max_points() const;  // bonus tasks excluded

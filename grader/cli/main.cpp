@@ -19,6 +19,7 @@
 #include "history.hpp"
 #include "lab_job.hpp"
 #include "machine_lock.hpp"
+#include "profiler.hpp"
 #include "release.hpp"
 #include "report.hpp"
 #include "sanitizer.hpp"
@@ -121,6 +122,7 @@ struct CheckOptions {
   double timeout = 0;
   bool build_only = false;
   bool sanitize = false;     // the sanitizer gate instead of the check (sanitizer.hpp)
+  bool profile = false;      // after each lab, its tasks' timing case under Nsight Compute (profiler.hpp)
   bool recalibrate = false;  // measure calibrations afresh instead of taking the cache's (calibration_cache.hpp)
 };
 
@@ -132,6 +134,7 @@ struct CheckPlan {
   std::string backend;
   std::optional<SanitizerGate> gate;
   CheckCalibrations calibrations;
+  std::optional<Profiler> profiler = std::nullopt;
 };
 
 // Builds one lab and, unless only building, runs its tasks: under the GPU lock, through the
@@ -158,7 +161,14 @@ LabRun check_lab(CheckPlan& plan, const Manifest& m, const std::vector<std::stri
         return lab;
       }
       const auto gpu = lock_gpu(plan.backend, o.device);
-      if (!plan.gate) return plan.calibrations.supervise(built);
+      if (!plan.gate) {
+        LabRun lab = plan.calibrations.supervise(built);
+        if (plan.profiler) {
+          fmt::print(stderr, "gpulab: {}: profiling the timing case of each task with Nsight Compute…\n", m.id);
+          lab.profile = profile_lab(built, *plan.profiler);
+        }
+        return lab;
+      }
       plan.gate->student_files = m.files.at(plan.backend);
       plan.gate->shown_dir = m.id;
       return sanitize_lab(built, *plan.gate);
@@ -210,6 +220,12 @@ int check(const CheckOptions& o) {
                  std::nullopt,
                  CheckCalibrations(tc, backend, o.device, o.recalibrate)};
   if (o.sanitize && !o.build_only) plan.gate = make_sanitizer_gate(tc, backend);
+  // Profiling informs and never grades: where it cannot run, the check runs and says why at the end.
+  std::string no_profile;
+  if (o.profile && !o.build_only && !o.sanitize) try {
+      for (const auto& m : labs) require_known_counters(m.profile, m.id);
+      plan.profiler = make_profiler(tc, backend);
+    } catch (const std::exception& e) { no_profile = e.what(); }
   RunSummary run;
   run.source = source.string();
   run.backend = backend;
@@ -236,6 +252,7 @@ int check(const CheckOptions& o) {
   const bool color = ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR");
   fmt::print("{}", render_report(run, color));
   fmt::print("JSON report: {}\n", json.string());
+  if (!no_profile.empty()) fmt::print("profile: not run: {}\n", no_profile);
   return run.all_passed() ? 0 : 1;
 }
 
@@ -467,6 +484,11 @@ int main(int argc, char** argv) {
       "--sanitize", o.sanitize,
       "CUDA: run each task's correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, "
       "initcheck) instead of the check: races, out-of-bounds accesses, barriers not every thread reaches");
+  check_cmd->add_flag(
+      "--profile", o.profile,
+      "CUDA: after each lab, run each task's timing case once under Nsight Compute (ncu) and show the "
+      "counters of the lab's lesson (coalescing, bank conflicts, occupancy, DRAM throughput), explained; "
+      "for information, never graded");
   auto* build_cmd = app.add_subcommand("build", "only compile and link the student files");
   add_common(build_cmd);
   app.add_subcommand("devices", "list the CUDA and OpenCL devices");

@@ -209,6 +209,21 @@ std::string remove_hidden_case_blocks(const std::string& toml_text, const std::v
   return out;
 }
 
+namespace {
+
+// tests/skeletons.tar: labs/ as released. The students' `make test` reads the skeletons from it, not
+// from labs/, which they edit (tests/support/export_skeletons.cmake).
+void archive_skeletons(const fs::path& out) {
+  const auto [status, output] =
+      run_command(fmt::format("tar -cf {} -C {} labs 2>&1", shell_quote((out / "tests" / "skeletons.tar").string()),
+                              shell_quote(out.string())));
+  if (status != 0)
+    throw std::runtime_error(
+        fmt::format("could not archive the released skeletons into tests/skeletons.tar: {}", output));
+}
+
+}  // namespace
+
 ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& out_in) {
   const fs::path repo = fs::absolute(repo_in).lexically_normal();
   const fs::path out = fs::absolute(out_in).lexically_normal();
@@ -223,6 +238,7 @@ ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& ou
   if (summary.from_git) unpack_last_commit(repo, last_commit.path(), summary);
   const fs::path source_root = summary.from_git ? last_commit.path() : repo;
   write_release_files(source_root, files_under(source_root, !summary.from_git), out, summary);
+  archive_skeletons(out);
   return summary;
 }
 
@@ -243,6 +259,7 @@ std::string describe(const ReleaseSummary& s) {
         s.uncommitted.size() > 5 ? ", ..." : "");
   text += fmt::format("left out: solutions/ and tests/fixtures/ ({} files), and {} hidden case{}\n", s.files_left_out,
                       s.hidden_cases_removed, s.hidden_cases_removed == 1 ? "" : "s");
+  text += "added: tests/skeletons.tar, labs/ as released, which the students' make test reads instead of their edits\n";
   for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);
   text += fmt::format("next: cd {} && git init && git add . && git commit -m \"Course repository\"\n", s.out.string());
   return text;

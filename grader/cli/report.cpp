@@ -10,6 +10,7 @@
 
 #include "files.hpp"
 #include "gpulab/metrics.hpp"
+#include "profiler.hpp"
 
 namespace gpulab::cli {
 
@@ -212,6 +213,7 @@ std::string render_report(const RunSummary& run, bool color) {
     }
     if (!problems.empty()) out += "\n" + problems;
     out += render_warnings(lab.warnings, color);
+    out += render_profile(lab.profile, color);
     if (std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.borderline; }))
       out +=
           "  ~ borderline: the ratio ended within 5% of its threshold after being measured again; a loaded "

@@ -195,24 +195,13 @@ std::string describe(const SanitizerFinding& f, const fs::path& student_dir, con
   return text + fmt::format(" (compute-sanitizer {})", f.tool);
 }
 
-std::string find_compute_sanitizer(const std::string& nvcc) {
-  if (!nvcc.empty()) {
-    const fs::path next_to = fs::path(nvcc).parent_path() / "compute-sanitizer";
-    if (fs::exists(next_to)) return next_to.string();
-  }
-  if (std::string in_path = find_program("compute-sanitizer"); !in_path.empty()) return in_path;
-  for (const char* known : {"/usr/local/cuda/bin/compute-sanitizer", "/opt/cuda/bin/compute-sanitizer"})
-    if (fs::exists(known)) return known;
-  return {};
-}
-
 SanitizerGate make_sanitizer_gate(const Toolchain& tc, const std::string& backend) {
   if (backend != "cuda")
     throw std::invalid_argument(
         "SANITIZE=1 runs NVIDIA's compute-sanitizer, which needs the CUDA backend (BACKEND=cuda on "
         "an NVIDIA GPU); on OpenCL every check already runs the static barrier check");
   SanitizerGate gate;
-  gate.sanitizer = find_compute_sanitizer(tc.config.contains("cuda") ? tc.config["cuda"].value("nvcc", "") : "");
+  gate.sanitizer = tc.cuda_tool("compute-sanitizer");
   if (gate.sanitizer.empty())
     throw std::runtime_error(
         "SANITIZE=1 needs compute-sanitizer, which comes with the CUDA toolkit (next to nvcc, or on "

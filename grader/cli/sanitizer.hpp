@@ -41,9 +41,6 @@ bool in_student_code(const SanitizerFinding& finding, const std::filesystem::pat
 std::string describe(const SanitizerFinding& finding, const std::filesystem::path& student_dir,
                      const std::string& shown_dir);
 
-// compute-sanitizer next to the CUDA compiler, else on PATH; empty when there is none.
-std::string find_compute_sanitizer(const std::string& nvcc);
-
 struct SanitizerGate {
   std::string sanitizer;  // compute-sanitizer's path
   std::vector<std::string> tools = {"memcheck", "racecheck", "synccheck", "initcheck"};

@@ -78,6 +78,7 @@ std::string secrets_for(const RunRequest& req, bool hidden) {
                    {"cases", hidden                 ? "hidden"
                              : req.sanitize_cases   ? "sanitize"
                              : req.correctness_only ? "correctness"
+                             : req.profile_cases    ? "profile"
                                                     : "visible"}};
   if (req.calibration && !hidden) j["calibration"] = calibration_to_json(*req.calibration);
   return j.dump() + "\n";

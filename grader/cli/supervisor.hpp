@@ -33,6 +33,9 @@ struct RunRequest {
   // a runner started through `wrapper` (compute-sanitizer and its options).
   bool sanitize_cases = false;
   bool correctness_only = false;  // only the visible correctness cases: no timing, no thresholds
+  // The profiler (profiler.hpp): the timing case alone, launched once inside the profiled region, in
+  // a runner started through `wrapper` (Nsight Compute and its options).
+  bool profile_cases = false;
   std::vector<std::string> wrapper;
   // Rates measured earlier by a process the CLI trusts (gpulab check's cache, a batch's calibration
   // runner): sent to the runner with the seed, so it prepares its probes but measures no rates, and

@@ -15,6 +15,9 @@ struct Toolchain {
 
   static Toolchain load(const std::filesystem::path& build_dir);
   bool has_backend(const std::string& backend) const;
+  // A tool of the CUDA toolkit ("compute-sanitizer", "ncu"): next to this toolchain's nvcc, else on
+  // PATH, else in the usual install folders; "" when there is none.
+  std::string cuda_tool(const std::string& name) const;
 };
 
 }  // namespace gpulab::cli

@@ -218,8 +218,10 @@ class CaseRun {
 
   bool launch_checked(int set, bool quick, const std::string& which) {
     l_.prepare(set);
+    if (ctx_.profiled) ctx_.device.begin_profiled_region();
     l_.launch(set);
     ctx_.device.synchronize();
+    if (ctx_.profiled) ctx_.device.end_profiled_region();
     return verify(set, quick, which);
   }
 

@@ -35,6 +35,8 @@ struct RunContext {
   const Calibration* calibration = nullptr;
   const Probe* baseline = nullptr;
   std::optional<double> bound = {};
+  // Each case's first launch runs inside the device's profiled region (gpulab check --profile).
+  bool profiled = false;
   // The case's own random stream: the same for the same run seed, lab, task and case.
   Rng rng(const Task& task, const Case& c) const { return Rng(derive_seed(run_seed, manifest.id, task.name, c.name)); }
   // The stream a case's inputs are drawn from: a timing case's are the same for every task of a run

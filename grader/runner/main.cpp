@@ -218,6 +218,7 @@ enum class Cases {
   hidden,       // only the hidden cases (instructor grading)
   sanitize,     // the visible correctness cases, under compute-sanitizer: no timing, no guard zones
   correctness,  // the visible correctness cases alone: no timing (the mutation audit on a CPU device)
+  profile,      // the timing case, launched once inside the profiled region (gpulab check --profile)
 };
 
 struct Secrets {
@@ -236,7 +237,7 @@ Secrets read_secrets() {
   if (j.is_discarded() || !j.is_object() || !j.contains("seed") || !j["seed"].is_number_unsigned())
     throw std::invalid_argument(
         "the runner reads its seed from standard input as {\"seed\": N, \"cases\": \"visible\", "
-        "\"hidden\", \"sanitize\", \"correctness\" or \"calibrate\", and optionally "
+        "\"hidden\", \"sanitize\", \"correctness\", \"profile\" or \"calibrate\", and optionally "
         "\"calibration\": {...}}; start it through gpulab check or gpulab grade");
   Secrets s;
   s.seed = j["seed"].get<std::uint64_t>();
@@ -244,6 +245,7 @@ Secrets read_secrets() {
   s.cases = cases == "hidden"        ? Cases::hidden
             : cases == "sanitize"    ? Cases::sanitize
             : cases == "correctness" ? Cases::correctness
+            : cases == "profile"     ? Cases::profile
                                      : Cases::visible;
   s.calibrate_only = cases == "calibrate";
   // A calibration that does not parse is measured again rather than trusted in part.
@@ -265,6 +267,15 @@ Manifest correctness_only(Manifest manifest, bool hidden, std::int64_t max_size 
   return manifest;
 }
 
+// The timing case alone, as one untimed launch: what a profiler measures (gpulab check --profile).
+// It keeps the timing case's size, where the kernel's memory traffic and occupancy are the lesson.
+Manifest timing_case_only(Manifest manifest) {
+  std::erase_if(manifest.cases, [](const Case& c) { return !c.timing; });
+  for (auto& c : manifest.cases) c.timing = false;
+  for (auto& t : manifest.tasks) t.threshold.reset();
+  return manifest;
+}
+
 Manifest manifest_for(const std::string& path, const Secrets& secrets) {
   // Hidden cases run only in instructor grading (`gpulab grade`), in a process of their own after the
   // visible ones, so nothing of their data is left in a process whose results a student sees.
@@ -277,6 +288,7 @@ Manifest manifest_for(const std::string& path, const Secrets& secrets) {
     return correctness_only(std::move(visible), false, max_size);
   }
   if (secrets.cases == Cases::correctness) return correctness_only(std::move(visible), false);
+  if (secrets.cases == Cases::profile) return timing_case_only(std::move(visible));
   return visible;
 }
 
@@ -361,7 +373,8 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
       return 0;
     }
 
-  const RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); }, pictures_dir};
+  RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); }, pictures_dir};
+  ctx.profiled = secrets.cases == Cases::profile;
   auto driver = make_lab_driver();
   Calibration calibration;
   const auto cases = manifest.cases_for(info.device_class);

@@ -49,7 +49,7 @@ TEST_CASE("every reference solution passes every task on OpenCL") {
 }
 
 TEST_CASE("a fresh skeleton reports each task as not implemented, naming the file and line of the TODO") {
-  const auto run = run_check(repo_path("labs"), "--backend opencl");
+  const auto run = run_check(committed_labs(), "--backend opencl");
   INFO(run.output);
   CHECK(run.exit_code == 1);
   for (const auto& lab : all_labs())
@@ -65,6 +65,17 @@ TEST_CASE("a fresh skeleton reports each task as not implemented, naming the fil
       CHECK(names_a_lab_file);
     }
   CHECK(run.output.find("not implemented") != std::string::npos);
+}
+
+TEST_CASE("PROFILE=1 on OpenCL grades as without it and says that Nsight Compute profiles CUDA kernels only") {
+  const auto lab = all_labs().front();
+  const auto run = run_check(committed_labs(), "--backend opencl --profile --lab " + lab.name);
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  for (const auto& task : lab.tasks) CHECK(run.status(lab.name, task.name) == "not_implemented");
+  CHECK(run.output.find("profile: not run: PROFILE=1 runs NVIDIA's Nsight Compute, which measures CUDA kernels only: "
+                        "profile with BACKEND=cuda") != std::string::npos);
+  CHECK_FALSE(run.report.at("labs").at(0).contains("profile"));
 }
 
 TEST_CASE("a missing student file is named, with how to restore it") {

@@ -93,7 +93,7 @@ TEST_CASE(
   for (const auto& entry : fs::recursive_directory_iterator(repo_path("solutions"))) {
     if (!entry.is_regular_file()) continue;
     const fs::path relative = fs::relative(entry.path(), repo_path("solutions"));
-    const fs::path skeleton = repo_path("labs") / relative;
+    const fs::path skeleton = committed_labs() / relative;
     const std::string text = read_file(entry.path());
     if (fs::exists(skeleton) && read_file(skeleton) == text) continue;
     CAPTURE(relative);

@@ -22,7 +22,7 @@ struct Batch {
   // A submission holding one lab folder (`lab`, e.g. "02-x") copied from `tree` ("solutions", "labs").
   void add_folder(const std::string& student, const std::string& tree, const std::string& lab) {
     fs::create_directories(submissions / student / "labs");
-    fs::copy(repo_path(tree) / lab, submissions / student / "labs" / lab, fs::copy_options::recursive);
+    fs::copy(tree_path(tree) / lab, submissions / student / "labs" / lab, fs::copy_options::recursive);
   }
   int grade(const std::string& args, std::string& output) const {
     return run_command(fmt::format("'{}' grade --submissions '{}' --out '{}' {}", GPULAB_CLI, submissions.string(),

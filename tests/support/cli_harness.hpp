@@ -17,6 +17,17 @@ namespace gpulab::testing {
 
 namespace fs = std::filesystem;
 
+inline fs::path repo_path(const std::string& relative) { return fs::path(GPULAB_REPO) / relative; }
+// The skeletons as committed (tests/support/export_skeletons.cmake), never the working tree's labs/,
+// which a student or an instructor trying a lab edits: a test of the skeletons must not fail (or
+// pass) because of those edits.
+inline fs::path committed_labs() { return fs::path(GPULAB_SKELETONS) / "labs"; }
+// "labs" as committed; any other folder of the repository as it is (solutions/, tests/fixtures/).
+inline fs::path tree_path(const std::string& tree) { return tree == "labs" ? committed_labs() : repo_path(tree); }
+// The instructor repository has solutions/; a student repository (gpulab release) has not. Tests of
+// the reference solutions are skipped (doctest::skip, so not even listed) in a student repository.
+inline bool instructor_repository() { return fs::is_directory(repo_path("solutions")); }
+
 inline std::string read_file(const fs::path& p) {
   std::ifstream in(p);
   std::stringstream s;
@@ -43,7 +54,7 @@ class SourceTree {
   SourceTree(const std::string& name, const std::string& from = "solutions") : root_(fs::path(GPULAB_SCRATCH) / name) {
     fs::remove_all(root_);
     fs::create_directories(root_);
-    fs::copy(fs::path(GPULAB_REPO) / from, root_, fs::copy_options::recursive);
+    fs::copy(tree_path(from), root_, fs::copy_options::recursive);
   }
   const fs::path& root() const { return root_; }
   // Replaces the first occurrence of `from` in `file` (see replaced()).
@@ -145,7 +156,5 @@ inline CliRun run_check(const fs::path& source, const std::string& args) {
 inline int run_build(const std::string& args, std::string& output) {
   return run_command(std::string("'") + GPULAB_CLI + "' build " + args, output);
 }
-
-inline fs::path repo_path(const std::string& relative) { return fs::path(GPULAB_REPO) / relative; }
 
 }  // namespace gpulab::testing

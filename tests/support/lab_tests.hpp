@@ -62,7 +62,7 @@ inline LabTests load_lab_tests(const gpulab::Manifest& manifest) {
 // Every lab of the course (labs/*/lab.toml), with its declarations.
 inline std::vector<LabTests> all_lab_tests() {
   std::vector<LabTests> labs;
-  for (const auto& manifest : gpulab::load_all_manifests(repo_path("labs"))) labs.push_back(load_lab_tests(manifest));
+  for (const auto& manifest : gpulab::load_all_manifests(committed_labs())) labs.push_back(load_lab_tests(manifest));
   return labs;
 }
 

@@ -22,7 +22,7 @@ const gpulab::Task& require_task(const LabTests& lab, const std::string& name) {
 // The folders whose student files the tests edit: the reference solutions, and the skeletons, which
 // keep the same contract.
 std::vector<fs::path> lab_folders(const LabTests& lab) {
-  std::vector<fs::path> folders{repo_path("labs") / lab.manifest.id};
+  std::vector<fs::path> folders{committed_labs() / lab.manifest.id};
   if (fs::exists(repo_path("solutions"))) folders.push_back(repo_path("solutions") / lab.manifest.id);
   return folders;
 }
@@ -108,7 +108,7 @@ TEST_CASE("the whole weaker files a lab declares replace student files of that l
 TEST_CASE("the shape parameters a lab declares are parameters of its task's launch function") {
   for (const auto& lab : all_lab_tests()) {
     CAPTURE(lab.name());
-    const Signature signature = require_signature(lab, repo_path("labs") / lab.manifest.id, "opencl", lab.shapes_task);
+    const Signature signature = require_signature(lab, committed_labs() / lab.manifest.id, "opencl", lab.shapes_task);
     const auto names = names_of(signature.arguments);
     for (const auto& dim : lab.shapes_dims)
       CHECK_MESSAGE(names.contains(dim), dim << " is not a parameter of " << signature.opening);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli_harness.hpp"
 #include "gpulab/manifest.hpp"
 #include "source_scan.hpp"
 
@@ -73,7 +74,7 @@ TEST_CASE("the skeletons and the reference solutions use nothing the grader refu
     for (const char* tree : {"labs", "solutions"})
       for (const auto& [backend, files] : m.files)
         for (const auto& f : files) {
-          const auto path = std::filesystem::path(GPULAB_REPO) / tree / m.id / f;
+          const auto path = gpulab::testing::tree_path(tree) / m.id / f;
           if (!std::filesystem::exists(path)) continue;  // the student repository has no solutions/
           std::ifstream in(path);
           const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

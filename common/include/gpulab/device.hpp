@@ -118,6 +118,11 @@ class Device {
   // Builds what the lab's student files need at run time (OpenCL: the .cl programs, found in
   // `student_dir`). Throws CompileError with the compiler's log.
   virtual void prepare_lab(const Manifest& manifest, const std::filesystem::path& student_dir) = 0;
+  // The region a profiler attached to the process measures (`gpulab check --profile`: Nsight Compute
+  // started with --profile-from-start off sees only the student's launches between the two). CUDA
+  // only; elsewhere nothing happens.
+  virtual void begin_profiled_region() {}
+  virtual void end_profiled_region() {}
 
  private:
   bool guard_zones_ = true;

@@ -93,6 +93,9 @@ struct Manifest {
   // The largest case the sanitizer gate runs (its size: case_size); 0: every correctness case.
   // Instrumented launches are tens of times slower, and the small cases find the same mistakes.
   std::int64_t sanitize_max_size = 0;
+  // The Nsight Compute counters that show this lab's lesson (`gpulab check --profile`, CUDA), by the
+  // names of grader/cli/profiler.hpp: "global_loads", "shared_bank_conflicts", "occupancy", ...
+  std::vector<std::string> profile;
   std::vector<Task> tasks;
   std::vector<Case> cases;
   std::vector<RandomCases> random;  // drawn per run by with_random_cases
