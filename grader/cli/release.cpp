@@ -214,6 +214,7 @@ namespace {
 // tests/skeletons.tar: labs/ as released. The students' `make test` reads the skeletons from it, not
 // from labs/, which they edit (tests/support/export_skeletons.cmake).
 void archive_skeletons(const fs::path& out) {
+  fs::create_directories(out / "tests");
   const auto [status, output] =
       run_command(fmt::format("tar -cf {} -C {} labs 2>&1", shell_quote((out / "tests" / "skeletons.tar").string()),
                               shell_quote(out.string())));

@@ -3,6 +3,8 @@
 // student file as it is, and still builds and grades.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <set>
 
 #include "cli_harness.hpp"
@@ -155,4 +157,55 @@ TEST_CASE("the student release builds, reports the skeleton as not implemented, 
       run_command("cd '" + build.string() + "' && '" + GPULAB_CTEST + "' --output-on-failure -R 'reference solutions'",
                   output) == 0);
   CHECK(output.find("Skipped") != std::string::npos);
+}
+
+namespace {
+
+// tests/support/export_skeletons.cmake on `repo`: what the tests of that repository read as labs/.
+fs::path export_skeletons(const fs::path& repo, const fs::path& out, std::string& output) {
+  const std::string command = fmt::format("'{}' -DREPO='{}' -DOUT='{}' -P '{}'", GPULAB_CMAKE, repo.string(),
+                                          out.string(), repo_path("tests/support/export_skeletons.cmake").string());
+  REQUIRE_MESSAGE(run_command(command, output) == 0, output);
+  return out / "labs";
+}
+
+}  // namespace
+
+TEST_CASE("the tests read the skeletons as released or as committed, never a student's or an instructor's edits") {
+  const fs::path root = fresh_folder("release/skeletons");
+  std::string output;
+
+  // A student repository: the released tests/skeletons.tar, whatever the student did to labs/.
+  const fs::path student = root / "student";
+  write_student_release(GPULAB_REPO, student);
+  const gpulab::Manifest lab = gpulab::load_all_manifests(student / "labs").front();
+  const std::string file = lab.id + "/" + lab.files.at("opencl").front();
+  write_file(student / "labs" / file, "the student's own work\n");
+  write_file(student / "labs" / lab.id / "notes.cu", "a file of the student's\n");
+  const fs::path released = export_skeletons(student, root / "student-export", output);
+  CHECK(read_file(released / file) == read_file(committed_labs() / file));
+  CHECK_FALSE(fs::exists(released / lab.id / "notes.cu"));
+
+  // The instructor repository: labs/ as committed, with a note when labs/ has uncommitted changes.
+  const fs::path course = root / "course";
+  write_file(course / "labs/00-first/kernel.cu", "// TODO: write the kernel\n");
+  output.clear();
+  REQUIRE_MESSAGE(run_command(fmt::format("cd '{}' && git init -q && git add -A && git -c user.name=t -c user.email=t@t "
+                                          "commit -qm skeleton",
+                                          course.string()),
+                              output) == 0,
+                  output);
+  write_file(course / "labs/00-first/kernel.cu", "the instructor trying the lab\n");
+  write_file(course / "labs/00-first/scratch.cu", "untracked\n");
+  output.clear();
+  const fs::path committed = export_skeletons(course, root / "course-export", output);
+  CHECK(read_file(committed / "00-first/kernel.cu") == "// TODO: write the kernel\n");
+  CHECK_FALSE(fs::exists(committed / "00-first/scratch.cu"));
+  CHECK(output.find("the uncommitted changes in labs/ are not tested") != std::string::npos);
+
+  // A source tree without git (a tarball): labs/ as it is, the only copy there is.
+  fs::remove_all(course / ".git");
+  output.clear();
+  CHECK(read_file(export_skeletons(course, root / "plain-export", output) / "00-first/kernel.cu") ==
+        "the instructor trying the lab\n");
 }
