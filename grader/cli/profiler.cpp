@@ -145,14 +145,14 @@ CounterReading read_global(const std::map<std::string, double>& t, const std::st
   return c;
 }
 
-// Shared memory: wavefronts per instruction over the fewest the bytes asked for need (128 bytes a
-// wavefront): 1 without bank conflicts, n for an n-way conflict.
+// Shared memory: the wavefronts the accesses took over those they would take without bank conflicts
+// (ncu counts the extra ones as conflicts): 1 without conflicts, n for an n-way conflict. A 16-byte
+// access (float4) needs several wavefronts of its own, which are not conflicts. 0: no access.
 double conflict_ways(const std::map<std::string, double>& t, const std::string& op) {
-  const double inst = metric(t, "smsp__sass_inst_executed_op_shared_" + op + ".sum");
+  if (metric(t, "smsp__sass_inst_executed_op_shared_" + op + ".sum") <= 0) return 0;
   const double wavefronts = metric(t, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_" + op + ".sum");
-  const double bytes = metric(t, "sm__sass_data_bytes_mem_shared_op_" + op + ".sum");
-  const double fewest = std::max(inst, bytes / 128);
-  return fewest > 0 ? std::max(1.0, wavefronts / fewest) : 0;
+  const double conflicts = metric(t, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_" + op + ".sum");
+  return wavefronts > conflicts && conflicts >= 0 ? wavefronts / (wavefronts - conflicts) : 1;
 }
 
 CounterReading read_bank_conflicts(const std::map<std::string, double>& t) {
@@ -174,7 +174,7 @@ CounterReading read_bank_conflicts(const std::map<std::string, double>& t) {
   } else {
     c.reading = fmt::format(
         "{:.0f}-way bank conflicts on shared {}: threads of a warp whose words lie a multiple of 32 words apart share "
-        "a bank and wait in turn; a column of a [32][32] float tile lies in one bank: pad its rows to 33 words",
+        "a bank and wait in turn (a column of a [32][32] float tile lies in one bank: pad its rows to 33 words)",
         worst, loads >= stores ? "loads" : "stores");
     c.concern = true;
   }
@@ -277,7 +277,7 @@ const std::vector<ProfileCounter>& profile_counters() {
        "shared memory",
        {"smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-        "sm__sass_data_bytes_mem_shared_op_ld.sum", "sm__sass_data_bytes_mem_shared_op_st.sum"},
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"},
        read_bank_conflicts},
       {"occupancy",
        "occupancy",

@@ -38,15 +38,24 @@ std::map<std::string, double> copy_figures(double store_sectors) {
           {"sm__sass_data_bytes_mem_global_op_st.sum", 67108864}};
 }
 
-// A 32x32 tile read column-wise: 2^19 shared loads of 128 bytes, in 1 or 32 wavefronts each.
+// A 32x32 tile read column-wise: 2^19 shared loads of 128 bytes, in 1 or 32 wavefronts each (ncu
+// counts all but the first as conflicts).
 std::map<std::string, double> tile_figures(double load_wavefronts) {
   return {{"gpu__time_duration.sum", 43456},
           {"smsp__sass_inst_executed_op_shared_ld.sum", 524288},
           {"smsp__sass_inst_executed_op_shared_st.sum", 524288},
           {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", load_wavefronts},
+          {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", load_wavefronts - 524288},
           {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 541222},
-          {"sm__sass_data_bytes_mem_shared_op_ld.sum", 67108864},
-          {"sm__sass_data_bytes_mem_shared_op_st.sum", 67108864}};
+          {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", 16934}};
+}
+
+// A report of Nsight Compute 2025.3 on the H100 (tests/unit/data/profiler/: the columns the
+// profiler reads of `ncu --import --csv --page raw --print-units base`).
+std::vector<KernelProfile> measured(const std::string& name, const std::vector<std::string>& counters) {
+  const auto csv = gpulab::testing::read_file(gpulab::testing::repo_path("tests/unit/data/profiler") / name);
+  REQUIRE(!csv.empty());
+  return read_profile(parse_ncu_raw_csv(csv), counters);
 }
 
 }  // namespace
@@ -195,4 +204,31 @@ TEST_CASE("profiling needs CUDA and ncu, and says how to get them where they are
   else
     CHECK_THROWS_WITH(make_profiler(tc, "cuda"), doctest::Contains("install it or add its folder to PATH"));
   setenv("PATH", saved.c_str(), 1);
+}
+
+TEST_CASE("on reports measured on the H100, each lab's lesson shows: uncoalesced stores, an unpadded tile, float4 loads") {
+  const auto naive = measured("transpose_naive.csv", {"global_loads", "global_stores"});
+  REQUIRE(naive.size() == 1);
+  CHECK(naive[0].kernel == "transpose_naive_kernel");
+  CHECK_FALSE(reading(naive[0], "global_loads").concern);
+  CHECK(reading(naive[0], "global_stores").reading.find("not coalesced") == 0);
+
+  const auto unpadded = measured("transpose_tile_unpadded.csv", {"shared_bank_conflicts", "global_stores"});
+  CHECK(reading(unpadded[0], "shared_bank_conflicts").reading.find("32-way bank conflicts on shared loads") == 0);
+  CHECK_FALSE(reading(unpadded[0], "global_stores").concern);
+
+  // The fast matmul's 16-byte shared loads need 3 wavefronts each by themselves: not 5-way conflicts.
+  const auto fast = measured("matmul_fast.csv", {"shared_bank_conflicts", "occupancy", "fp32_throughput"});
+  const auto& shared = reading(fast[0], "shared_bank_conflicts");
+  CHECK(shared.value == "loads 1.7-way, stores 1.5-way");
+  CHECK_FALSE(shared.concern);
+  CHECK(reading(fast[0], "occupancy").reading.find("1 block per SM, limited by registers") == 0);
+
+  // 16 launches of four kernels, in the order they first ran.
+  const auto bitonic = measured("bitonic_fast.csv", {"global_loads"});
+  int launches = 0;
+  for (const auto& k : bitonic) launches += k.launches;
+  CHECK(launches == 16);
+  CHECK(bitonic.front().kernel == "bitonic_chunk_sort_fused_kernel");
+  CHECK(bitonic.size() == 6);
 }
