@@ -79,7 +79,8 @@ std::vector<ProfiledLaunch> parse_ncu_raw_csv(const std::string& csv) {
   while (start < csv.size()) {
     const std::size_t end = std::min(csv.find('\n', start), csv.size());
     const std::string line = csv.substr(start, end - start);
-    if (!line.empty() && line.front() == '"') rows.push_back(csv_fields(line));  // ncu's own ==PROF== lines are not rows
+    if (!line.empty() && line.front() == '"')
+      rows.push_back(csv_fields(line));  // ncu's own ==PROF== lines are not rows
     start = end + 1;
   }
   if (rows.empty()) throw std::runtime_error("Nsight Compute's report has no CSV rows");
@@ -126,20 +127,23 @@ CounterReading read_global(const std::map<std::string, double>& t, const std::st
   c.value = fmt::format("{:.1f} sectors per request, {:.0f}% of their bytes used", sectors / requests, 100 * used);
   const char* access = loads ? "read" : "write";
   if (used >= 0.6) {
-    c.reading = fmt::format("coalesced: the threads of a warp {} neighbouring words, so the 32-byte sectors a "
-                            "request touches are used (nearly) whole",
-                            access);
+    c.reading = fmt::format(
+        "coalesced: the threads of a warp {} neighbouring words, so the 32-byte sectors a "
+        "request touches are used (nearly) whole",
+        access);
   } else if (used >= 0.35) {
-    c.reading = fmt::format("partly coalesced: a warp's {}s use {:.0f}% of the sectors they touch; neighbouring "
-                            "threads (threadIdx.x) {} words that are apart, or several read one word (a broadcast, "
-                            "which costs nothing extra)",
-                            access, 100 * used, access);
+    c.reading = fmt::format(
+        "partly coalesced: a warp's {}s use {:.0f}% of the sectors they touch; neighbouring "
+        "threads (threadIdx.x) {} words that are apart, or several read one word (a broadcast, "
+        "which costs nothing extra)",
+        access, 100 * used, access);
     c.concern = true;
   } else {
-    c.reading = fmt::format("not coalesced: a warp's {}s touch {:.0f} sectors of 32 bytes for each request and use "
-                            "{:.0f}% of them; consecutive threads (threadIdx.x) {} addresses far apart (a stride): "
-                            "make them {} consecutive words",
-                            access, sectors / requests, 100 * used, access, access);
+    c.reading = fmt::format(
+        "not coalesced: a warp's {}s touch {:.0f} sectors of 32 bytes for each request and use "
+        "{:.0f}% of them; consecutive threads (threadIdx.x) {} addresses far apart (a stride): "
+        "make them {} consecutive words",
+        access, sectors / requests, 100 * used, access, access);
     c.concern = true;
   }
   return c;
@@ -168,9 +172,10 @@ CounterReading read_bank_conflicts(const std::map<std::string, double>& t) {
   if (worst < 1.3) {
     c.reading = "no bank conflicts: the threads of a warp reach 32 different banks (or share a word) at once";
   } else if (worst < 1.95) {
-    c.reading = fmt::format("some bank conflicts on shared {}: a part of the accesses (a tree's later steps, a halo) "
-                            "have threads of a warp in the same bank",
-                            loads >= stores ? "loads" : "stores");
+    c.reading = fmt::format(
+        "some bank conflicts on shared {}: a part of the accesses (a tree's later steps, a halo) "
+        "have threads of a warp in the same bank",
+        loads >= stores ? "loads" : "stores");
   } else {
     c.reading = fmt::format(
         "{:.0f}-way bank conflicts on shared {}: threads of a warp whose words lie a multiple of 32 words apart share "
@@ -187,7 +192,8 @@ std::string occupancy_limiter(const std::map<std::string, double>& t) {
       {"launch__occupancy_limit_registers",
        fmt::format("registers ({:.0f} per thread)", metric(t, "launch__registers_per_thread"))},
       {"launch__occupancy_limit_shared_mem", "shared memory per block"},
-      {"launch__occupancy_limit_warps", fmt::format("the block size ({:.0f} threads)", metric(t, "launch__block_size"))},
+      {"launch__occupancy_limit_warps",
+       fmt::format("the block size ({:.0f} threads)", metric(t, "launch__block_size"))},
       {"launch__occupancy_limit_blocks", "the most blocks an SM holds"}};
   const auto* least = &limits.front();
   for (const auto& l : limits)
@@ -207,18 +213,21 @@ CounterReading read_occupancy(const std::map<std::string, double>& t) {
   c.value = fmt::format("{:.0f}% achieved, {:.0f}% possible; {:.0f} registers per thread", achieved, theoretical,
                         metric(t, "launch__registers_per_thread"));
   if (waves > 0 && waves < 1) {
-    c.reading = fmt::format("the grid fills {:.0f}% of one wave of blocks: some SMs have no block; launch more, "
-                            "smaller blocks",
-                            100 * waves);
+    c.reading = fmt::format(
+        "the grid fills {:.0f}% of one wave of blocks: some SMs have no block; launch more, "
+        "smaller blocks",
+        100 * waves);
     c.concern = true;
   } else if (theoretical < 50) {
-    c.reading = fmt::format("{}: fewer warps to hide memory latency; fine when each thread has enough independent "
-                            "work (a register tile), else use fewer registers or less shared memory per block",
-                            occupancy_limiter(t));
+    c.reading = fmt::format(
+        "{}: fewer warps to hide memory latency; fine when each thread has enough independent "
+        "work (a register tile), else use fewer registers or less shared memory per block",
+        occupancy_limiter(t));
   } else if (achieved < 0.7 * theoretical) {
-    c.reading = fmt::format("{}, but the SMs held far fewer warps on average: blocks finish unevenly or the last "
-                            "wave is partly empty",
-                            occupancy_limiter(t));
+    c.reading = fmt::format(
+        "{}, but the SMs held far fewer warps on average: blocks finish unevenly or the last "
+        "wave is partly empty",
+        occupancy_limiter(t));
   } else {
     c.reading = occupancy_limiter(t);
   }
@@ -233,11 +242,13 @@ CounterReading read_dram(const std::map<std::string, double>& t) {
   if (pct >= 70)
     c.reading = "the memory is the limit: a kernel that must move these bytes cannot be much faster";
   else if (pct >= 40)
-    c.reading = "the memory is busy part of the time: fewer wasted bytes per access or more loads in flight "
-                "(more warps, wider loads) bring it closer to its peak";
+    c.reading =
+        "the memory is busy part of the time: fewer wasted bytes per access or more loads in flight "
+        "(more warps, wider loads) bring it closer to its peak";
   else
-    c.reading = "far from the memory's peak: the time goes to something else (wasted sectors, bank conflicts, too few "
-                "warps, arithmetic, or launches too small to fill the GPU)";
+    c.reading =
+        "far from the memory's peak: the time goes to something else (wasted sectors, bank conflicts, too few "
+        "warps, arithmetic, or launches too small to fill the GPU)";
   return c;
 }
 
@@ -249,11 +260,13 @@ CounterReading read_compute(const std::map<std::string, double>& t) {
   if (fma >= 60) {
     c.reading = "compute-bound: the FP32 units do useful work most of the time, as a fast matmul should";
   } else if (fma >= 30) {
-    c.reading = "the FP32 units are busy a good part of the time; more multiply-adds per loaded value (a larger "
-                "register tile) and fewer other instructions per multiply-add bring them closer to their peak";
+    c.reading =
+        "the FP32 units are busy a good part of the time; more multiply-adds per loaded value (a larger "
+        "register tile) and fewer other instructions per multiply-add bring them closer to their peak";
   } else {
-    c.reading = "the FP32 units wait most of the time: each loaded value takes part in too few multiply-adds "
-                "(reuse it from shared memory and registers: a larger tile per block and per thread)";
+    c.reading =
+        "the FP32 units wait most of the time: each loaded value takes part in too few multiply-adds "
+        "(reuse it from shared memory and registers: a larger tile per block and per thread)";
     c.concern = true;
   }
   return c;
@@ -277,7 +290,8 @@ const std::vector<ProfileCounter>& profile_counters() {
        "shared memory",
        {"smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum",
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"},
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"},
        read_bank_conflicts},
       {"occupancy",
        "occupancy",
@@ -292,7 +306,8 @@ const std::vector<ProfileCounter>& profile_counters() {
        read_dram},
       {"fp32_throughput",
        "FP32 pipes",
-       {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "sm__throughput.avg.pct_of_peak_sustained_elapsed"},
+       {"sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed"},
        read_compute},
   };
   return counters;
@@ -315,9 +330,10 @@ void require_known_counters(const std::vector<std::string>& names, const std::st
     if (!find_counter(name)) {
       std::vector<std::string> known;
       for (const auto& c : profile_counters()) known.push_back(c.name);
-      throw std::invalid_argument(fmt::format("{}: lab.toml's profile names '{}', which is not a profiler counter; "
-                                              "the counters are {}",
-                                              lab, name, fmt::join(known, ", ")));
+      throw std::invalid_argument(
+          fmt::format("{}: lab.toml's profile names '{}', which is not a profiler counter; "
+                      "the counters are {}",
+                      lab, name, fmt::join(known, ", ")));
     }
 }
 
@@ -386,7 +402,8 @@ Profiler make_profiler(const Toolchain& tc, const std::string& backend) {
   p.ncu = tc.cuda_tool("ncu");
   if (p.ncu.empty())
     throw std::runtime_error(
-        "PROFILE=1 needs Nsight Compute's ncu, which comes with the CUDA toolkit (nsight-compute); it was found neither "
+        "PROFILE=1 needs Nsight Compute's ncu, which comes with the CUDA toolkit (nsight-compute); it was found "
+        "neither "
         "next to nvcc nor on PATH: install it or add its folder to PATH. The grades above do not depend on it");
   return p;
 }
@@ -406,9 +423,18 @@ TaskProfile profile_task(const RunRequest& base, const Profiler& profiler, const
   fs::create_directories(r.work_dir);
   if (r.sandbox.user) give_to_user(r.work_dir, *r.sandbox.user);  // ncu writes its report and log there
   const fs::path report = r.work_dir / "kernels", log = r.work_dir / "ncu.log";
-  r.wrapper = {profiler.ncu,   "--profile-from-start", "off",         "--launch-count",
-               fmt::format("{}", profiler.launch_count), "--metrics", fmt::format("{}", fmt::join(ncu_metrics_for(base.manifest->profile), ",")),
-               "--export",     report.string(),          "--force-overwrite", "--log-file", log.string()};
+  r.wrapper = {profiler.ncu,
+               "--profile-from-start",
+               "off",
+               "--launch-count",
+               fmt::format("{}", profiler.launch_count),
+               "--metrics",
+               fmt::format("{}", fmt::join(ncu_metrics_for(base.manifest->profile), ",")),
+               "--export",
+               report.string(),
+               "--force-overwrite",
+               "--log-file",
+               log.string()};
   // Each profiled launch is replayed once per group of counters, with its memory saved and restored.
   r.timeout_s = 10 * base.timeout_s.value_or(base.manifest->timeout_s);
   const LabRun run = supervise(r);
@@ -423,11 +449,11 @@ TaskProfile profile_task(const RunRequest& base, const Profiler& profiler, const
     out.note = "not profiled: " + run.grader_failure;
   } else if (!fs::exists(report.string() + ".ncu-rep")) {
     out.note = result && result->status != Status::passed ? "not profiled: the timing case failed: " + result->message
-                                                           : "Nsight Compute wrote no report";
+                                                          : "Nsight Compute wrote no report";
   } else {
-    const CommandOutput csv =
-        run_command(fmt::format("{} --import {} --csv --page raw --print-units base 2>{}", shell_quote(profiler.ncu),
-                                shell_quote(report.string() + ".ncu-rep"), shell_quote((r.work_dir / "import.log").string())));
+    const CommandOutput csv = run_command(
+        fmt::format("{} --import {} --csv --page raw --print-units base 2>{}", shell_quote(profiler.ncu),
+                    shell_quote(report.string() + ".ncu-rep"), shell_quote((r.work_dir / "import.log").string())));
     if (csv.status != 0) {
       out.note = "Nsight Compute could not read its report back: " + read_text(r.work_dir / "import.log");
     } else {

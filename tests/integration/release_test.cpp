@@ -190,11 +190,12 @@ TEST_CASE("the tests read the skeletons as released or as committed, never a stu
   const fs::path course = root / "course";
   write_file(course / "labs/00-first/kernel.cu", "// TODO: write the kernel\n");
   output.clear();
-  REQUIRE_MESSAGE(run_command(fmt::format("cd '{}' && git init -q && git add -A && git -c user.name=t -c user.email=t@t "
-                                          "commit -qm skeleton",
-                                          course.string()),
-                              output) == 0,
-                  output);
+  REQUIRE_MESSAGE(
+      run_command(fmt::format("cd '{}' && git init -q && git add -A && git -c user.name=t -c user.email=t@t "
+                              "commit -qm skeleton",
+                              course.string()),
+                  output) == 0,
+      output);
   write_file(course / "labs/00-first/kernel.cu", "the instructor trying the lab\n");
   write_file(course / "labs/00-first/scratch.cu", "untracked\n");
   output.clear();

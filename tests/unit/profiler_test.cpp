@@ -85,8 +85,8 @@ TEST_CASE("ncu's raw CSV page is read into launches with short kernel names and 
 
 TEST_CASE("contiguous stores read as coalesced; stores a stride apart as not coalesced, with what to change") {
   const std::vector<std::string> counters{"global_loads", "global_stores"};
-  const auto profile = read_profile(
-      {launch("coalesced", copy_figures(2097152)), launch("strided", copy_figures(16777216))}, counters);
+  const auto profile =
+      read_profile({launch("coalesced", copy_figures(2097152)), launch("strided", copy_figures(16777216))}, counters);
   REQUIRE(profile.size() == 2);
   const auto& good = reading(profile[0], "global_stores");
   CHECK_FALSE(good.concern);
@@ -102,8 +102,8 @@ TEST_CASE("contiguous stores read as coalesced; stores a stride apart as not coa
 }
 
 TEST_CASE("an unpadded tile's 32-way bank conflicts are named with the padding that removes them") {
-  const auto profile = read_profile({launch("tile<0>", tile_figures(16906256)), launch("tile<1>", tile_figures(549804))},
-                                    {"shared_bank_conflicts"});
+  const auto profile = read_profile(
+      {launch("tile<0>", tile_figures(16906256)), launch("tile<1>", tile_figures(549804))}, {"shared_bank_conflicts"});
   const auto& unpadded = reading(profile[0], "shared_bank_conflicts");
   CHECK(unpadded.concern);
   CHECK(unpadded.value == "loads 32.2-way, stores 1.0-way");
@@ -206,7 +206,8 @@ TEST_CASE("profiling needs CUDA and ncu, and says how to get them where they are
   setenv("PATH", saved.c_str(), 1);
 }
 
-TEST_CASE("on reports measured on the H100, each lab's lesson shows: uncoalesced stores, an unpadded tile, float4 loads") {
+TEST_CASE(
+    "on reports measured on the H100, each lab's lesson shows: uncoalesced stores, an unpadded tile, float4 loads") {
   const auto naive = measured("transpose_naive.csv", {"global_loads", "global_stores"});
   REQUIRE(naive.size() == 1);
   CHECK(naive[0].kernel == "transpose_naive_kernel");
