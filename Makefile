@@ -16,6 +16,7 @@
 #   make docs                       the lecture companion (docs/) as a site in build/site
 #   make bench-docs                 measure the solutions on this device into docs/measured/
 #   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB=..] [BACKEND=..]
+#              [LEADERBOARD=1] [DEADLINES=due.csv] [HIDDEN_VISIBILITY=after_due_date]
 #                                   batch-grade one folder or archive per student (gpulab grade --help)
 #   make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=20]
 #                                   pairs of students with similar lab files: OUT/similarity/index.html
@@ -75,7 +76,9 @@ check: harness
 OUT ?= results
 grade_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) $(if $(BACKEND),--backend $(BACKEND)) \
   $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-  $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate) $(if $(SANITIZE),--sanitize)
+  $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate) $(if $(SANITIZE),--sanitize) \
+  $(if $(LEADERBOARD),--leaderboard) $(if $(HIDDEN_VISIBILITY),--hidden-visibility $(HIDDEN_VISIBILITY)) \
+  $(if $(DEADLINES),--deadlines "$(DEADLINES)")
 
 grade: harness
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1]"; exit 2; }

@@ -13,9 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "deadlines.hpp"
 #include "grade.hpp"
 #include "lab_run.hpp"
 #include "sanitizer.hpp"
+#include "student_outputs.hpp"
 #include "student_record.hpp"
 
 namespace gpulab::cli {
@@ -51,7 +53,8 @@ struct Batch {
   // (GPU slot, lab id) -> calibration measured once for the batch (calibrate_batch): every student's
   // runner on that GPU is given it and measures no rates of its own.
   std::map<std::pair<int, std::string>, Calibration> device_calibrations;
-  std::vector<PhaseTimes> budgets;  // per graded student, for the batch's budget line
+  std::vector<PhaseTimes> budgets;     // per graded student, for the batch's budget line
+  std::optional<Deadlines> deadlines;  // --deadlines, read before any student is graded
   std::mutex print_lock;
 };
 
@@ -76,6 +79,8 @@ std::string selection_key(const Batch& b);
 SandboxSpec sandbox_for(const Batch& b, const std::filesystem::path& box, const Slot& slot);
 // The points a submission can reach without bonus tasks, over the labs this batch grades.
 double max_score_of(const Batch& b);
+// The batch's presentation options for each student's outputs.
+GradescopeOptions gradescope_options(const GradeOptions& o);
 // The reference solution's results for a lab's tasks on this machine, by task (empty: not calibrated).
 std::map<std::string, ReferenceResult> references_for(const Batch& b, const std::string& lab);
 

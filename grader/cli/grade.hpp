@@ -40,6 +40,11 @@ struct GradeOptions {
   int processes = 256;
   double output_mib = 64;
   bool quiet = false;
+  // Presentation (student_outputs.hpp): each graded task's rate in the Gradescope leaderboard, and
+  // the visibility of results that include hidden cases.
+  bool leaderboard = false;
+  std::string hidden_visibility = "after_due_date";
+  std::filesystem::path deadlines;  // due dates and late penalties (deadlines.hpp); empty: none
 };
 
 struct BatchSummary {

@@ -348,7 +348,17 @@ void add_calibrations_and_budget(json& batch, const Batch& b) {
   batch["phases_students"] = b.budgets.size();
 }
 
-// OUT/grades.csv from every student's record, and OUT/batch.json.
+// Each student's lateness under the batch's due dates: the CSV's submission time, else the newest file
+// time of the submission as received.
+std::map<std::string, Lateness> lateness_of_students(const Batch& b, const std::vector<StudentJob>& students) {
+  std::map<std::string, Lateness> out;
+  for (const auto& job : students)
+    if (const auto l = lateness_of(*b.deadlines, job.name, newest_file_time(job.entry))) out[job.name] = *l;
+  return out;
+}
+
+// OUT/grades.csv from every student's record, each student's outputs rendered again with this batch's
+// options (a student skipped as unchanged was rendered by an earlier run), and OUT/batch.json.
 void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, const BatchSummary& summary,
                        const std::string& started_at) {
   std::vector<StudentRecord> records;
@@ -356,9 +366,16 @@ void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, 
     const fs::path path = b.out / "students" / job.name / "result.json";
     if (!fs::exists(path)) continue;
     const json record = json::parse(read_text(path), nullptr, false);
-    if (!record.is_discarded()) records.push_back(record.get<StudentRecord>());
+    if (record.is_discarded()) continue;
+    records.push_back(record.get<StudentRecord>());
+    write_student_outputs(records.back(), path.parent_path(), gradescope_options(b.o));
   }
-  write_text_atomically(gradebook_csv(records, b.labs), b.out / "grades.csv");
+  if (b.deadlines) {
+    const auto lateness = lateness_of_students(b, students);
+    write_text_atomically(gradebook_csv(records, b.labs, &lateness), b.out / "grades.csv");
+  } else {
+    write_text_atomically(gradebook_csv(records, b.labs), b.out / "grades.csv");
+  }
   std::vector<std::string> ids;
   for (const auto& m : b.labs) ids.push_back(m.id);
   const double hours = summary.wall_s / 3600;
@@ -375,6 +392,7 @@ void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, 
              {"grader_failures", summary.failed},
              {"wall_s", summary.wall_s},
              {"labs", ids},
+             {"leaderboard", b.o.leaderboard},
              {"throughput_per_hour", summary.graded > 0 && hours > 0 ? summary.graded / hours : 0.0}};
   if (!b.gpus.empty()) batch["gpus"] = b.gpus;
   add_calibrations_and_budget(batch, b);
@@ -383,6 +401,8 @@ void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, 
 }
 
 }  // namespace
+
+GradescopeOptions gradescope_options(const GradeOptions& o) { return {o.leaderboard, o.hidden_visibility}; }
 
 BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs, const std::string& backend,
                          const GradeOptions& o) {
@@ -397,6 +417,8 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   fs::remove_all(b.out / ".scratch");  // what a killed batch left half done
   fs::create_directories(b.out / ".scratch");
   b.version = grader_version(tc, labs, backend);
+  require_gradescope_visibility(o.hidden_visibility);
+  if (!o.deadlines.empty()) b.deadlines = read_deadlines(o.deadlines);
   choose_gpus(b);
   set_jobs_and_limits(b);
   set_visibility(b);

@@ -273,11 +273,9 @@ void grade_labs(Batch& b, const Slot& slot, const fs::path& scratch, const std::
 }
 
 // The record last: a student counts as graded only once every file of theirs is complete.
-void write_student_files(const StudentRecord& record, const fs::path& dir) {
+void write_student_files(const StudentRecord& record, const fs::path& dir, const GradescopeOptions& options) {
   const auto dump = [](const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; };
-  write_text_atomically(dump(gradescope_results(record)), dir / "results.json");
-  write_text_atomically(feedback_text(record), dir / "feedback.txt");
-  write_text_atomically(feedback_html(record), dir / "feedback.html");
+  write_student_outputs(record, dir, options);
   write_text_atomically(dump(record), dir / "result.json");
 }
 
@@ -306,7 +304,7 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
   record.score = score;
   record.graded_at = now_utc();
   record.duration_s = seconds_since(started);
-  write_student_files(record, student_out);
+  write_student_files(record, student_out, gradescope_options(b.o));
   fs::remove_all(scratch);
   if (!b.o.quiet) {
     std::lock_guard lock(b.print_lock);

@@ -387,6 +387,18 @@ void add_grade_command(CLI::App& app, CheckOptions& o, GradeCommand& c) {
   grade_cmd->add_option("--output-limit", c.options.output_mib, "MiB a submission may print or write to one file")
       ->capture_default_str();
   grade_cmd->add_flag("--quiet", c.options.quiet, "print only the summary");
+  grade_cmd->add_flag("--leaderboard", c.options.leaderboard,
+                      "each task that passed without an integrity finding adds its rate to results.json's Gradescope "
+                      "leaderboard, and OUT/index.html shows the best under pseudonyms (off by default)");
+  grade_cmd
+      ->add_option("--hidden-visibility", c.options.hidden_visibility,
+                   "Gradescope visibility of the grade of a task graded on hidden cases: after_due_date, "
+                   "after_published, hidden or visible (its visible cases' verdict is always shown)")
+      ->capture_default_str();
+  grade_cmd->add_option(
+      "--deadlines", c.options.deadlines,
+      "CSV of due dates, extensions and late penalties (student,due,grace_hours,penalty_per_day,"
+      "max_late_days,submitted; a row * for everyone): grades.csv gains the lateness and final score");
   grade_cmd->add_flag(
       "--sanitize", c.options.sanitize,
       "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "

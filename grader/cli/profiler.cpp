@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "csv.hpp"
 #include "files.hpp"
 #include "gpulab/text.hpp"
 #include "sandbox.hpp"
@@ -18,29 +19,6 @@ namespace gpulab::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The fields of one CSV line as ncu writes it: every field in double quotes, "" for a quote inside.
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string field;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      field += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      fields.push_back(std::move(field));
-      field.clear();
-    } else if (c != '\r') {
-      field += c;
-    }
-  }
-  fields.push_back(std::move(field));
-  return fields;
-}
 
 // ncu writes numbers with thousands separators ("16,381,968"); "" or words are not numbers.
 std::optional<double> number_in(std::string text) {

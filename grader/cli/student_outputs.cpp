@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "csv.hpp"
+#include "files.hpp"
 #include "gpulab/text.hpp"
 #include "report.hpp"
 
@@ -12,21 +15,17 @@ namespace gpulab::cli {
 
 using nlohmann::json;
 
+void write_student_outputs(const StudentRecord& record, const std::filesystem::path& dir,
+                           const GradescopeOptions& options) {
+  write_text_atomically(gradescope_results(record, options).dump(2, ' ', false, json::error_handler_t::replace) + "\n",
+                        dir / "results.json");
+  write_text_atomically(feedback_text(record, options), dir / "feedback.txt");
+  write_text_atomically(feedback_html(record, options), dir / "feedback.html");
+}
+
 std::string points_text(double p) { return fmt::format("{:g}", std::round(p * 100) / 100); }
 
 namespace {
-
-std::string csv_cell(const std::string& s) {
-  // Quoted when needed; a leading = + - @ would be a formula in a spreadsheet.
-  std::string v = s;
-  if (!v.empty() && std::string("=+-@").find(v.front()) != std::string::npos &&
-      v.find_first_not_of("0123456789.-") != std::string::npos)
-    v = "'" + v;
-  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
-  std::string out = "\"";
-  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
 
 // A task whose failure was a hidden case's: what it was, never the case.
 void redact_hidden_failure(TaskResult& t) {
@@ -90,29 +89,92 @@ std::string gradescope_output(const TaskResult& t) {
 
 }  // namespace
 
-json gradescope_results(const StudentRecord& record) {
+void require_gradescope_visibility(const std::string& v) {
+  if (v != "visible" && v != "hidden" && v != "after_due_date" && v != "after_published")
+    throw std::invalid_argument(fmt::format(
+        "--hidden-visibility {}: Gradescope's visibilities are after_due_date, after_published, hidden and visible",
+        v));
+}
+
+namespace {
+
+bool ran_hidden_cases(const TaskResult& t) {
+  return std::any_of(t.cases.begin(), t.cases.end(), [](const CaseResult& c) { return c.hidden; });
+}
+
+std::string test_name(const LabRun& lab, const TaskResult& t) {
+  return fmt::format("{} / {} ({}){}", lab.id, t.task, t.function, t.bonus ? " [bonus]" : "");
+}
+
+// The tests of one task: one, or with hidden cases and a visibility other than "visible" two: the
+// visible cases' verdict (no points, shown now) and the grade over every case (shown per `visibility`).
+void add_task_tests(json& tests, const LabRun& lab, const TaskResult& shown, const TaskResult& original,
+                    const GradescopeOptions& o) {
+  json graded{{"name", test_name(lab, shown)},      {"score", shown.points},
+              {"max_score", shown.max_points},      {"status", shown.status == Status::passed ? "passed" : "failed"},
+              {"output", gradescope_output(shown)}, {"visibility", "visible"}};
+  if (o.hidden_visibility == "visible" || !ran_hidden_cases(original)) {
+    tests.push_back(std::move(graded));
+    return;
+  }
+  const bool visible_passed = original.status == Status::passed || original.failed_in_hidden_case;
+  const int visible_cases = static_cast<int>(
+      std::count_if(original.cases.begin(), original.cases.end(), [](const CaseResult& c) { return !c.hidden; }));
+  tests.push_back({{"name", test_name(lab, shown) + ": the cases you can run"},
+                   {"score", 0.0},
+                   {"max_score", 0.0},
+                   {"status", visible_passed ? "passed" : "failed"},
+                   {"output", visible_passed ? fmt::format("passed: {} cases, as make check runs them", visible_cases)
+                                             : gradescope_output(shown)},
+                   {"visibility", "visible"}});
+  graded["name"] = test_name(lab, shown) + ": every case, the course's hidden ones included";
+  graded["visibility"] = o.hidden_visibility;
+  tests.push_back(std::move(graded));
+}
+
+// The submission's rates for Gradescope's leaderboard: tasks that passed with no integrity finding.
+json leaderboard_entries(const StudentRecord& r) {
+  json entries = json::array();
+  for (const auto& lab : r.labs)
+    for (const auto& t : lab.run.tasks)
+      if (t.status == Status::passed && t.finding.empty() && t.rate)
+        entries.push_back({{"name", fmt::format("{} / {} ({})", lab.run.id, t.task, lab.run.calibration.unit)},
+                           {"value", *t.rate},
+                           {"order", "desc"}});
+  return entries;
+}
+
+}  // namespace
+
+json gradescope_results(const StudentRecord& record, const GradescopeOptions& options) {
+  require_gradescope_visibility(options.hidden_visibility);
   const StudentRecord result = redacted_for_student(record);
   json tests = json::array();
-  for (const auto& lab : result.labs)
-    for (const auto& t : lab.run.tasks)
-      tests.push_back(
-          {{"name", fmt::format("{} / {} ({}){}", lab.run.id, t.task, t.function, t.bonus ? " [bonus]" : "")},
-           {"score", t.points},
-           {"max_score", t.max_points},
-           {"status", t.status == Status::passed ? "passed" : "failed"},
-           {"output", gradescope_output(t)},
-           {"visibility", "visible"}});
+  bool split = false;
+  for (std::size_t l = 0; l < result.labs.size(); ++l)
+    for (std::size_t i = 0; i < result.labs[l].run.tasks.size(); ++i) {
+      const std::size_t before = tests.size();
+      add_task_tests(tests, result.labs[l].run, result.labs[l].run.tasks[i], record.labs[l].run.tasks[i], options);
+      split = split || tests.size() - before > 1;
+    }
   std::string output;
   if (!result.error.empty()) output = "Your submission could not be graded: " + result.error;
   for (const auto& n : result.notes) output += (output.empty() ? "" : "\n") + n;
-  return {{"score", result.score.value_or(0.0)},
-          {"max_score", result.max_score},
-          {"execution_time", static_cast<int>(result.duration_s)},
-          {"output", output},
-          {"tests", tests}};
+  if (split)
+    output += std::string(output.empty() ? "" : "\n") +
+              "Tasks graded on cases the course does not publish show their points after the due date.";
+  // The specification has no total maximum (the assignment sets it): it goes with the extra data.
+  json out{{"extra_data", {{"max_score", result.max_score}, {"student", result.student}}},
+           {"execution_time", static_cast<int>(result.duration_s)},
+           {"output", output},
+           {"tests", tests}};
+  // With tests shown later, Gradescope's total is the sum of the tests, so it too is shown then.
+  if (!split) out["score"] = result.score.value_or(0.0);
+  if (options.leaderboard) out["leaderboard"] = leaderboard_entries(record);
+  return out;
 }
 
-std::string feedback_text(const StudentRecord& record) {
+std::string feedback_text(const StudentRecord& record, const GradescopeOptions& options) {
   const StudentRecord result = redacted_for_student(record);
   std::string text =
       fmt::format("gpulab grade: {} ({})\nsubmission content: {}\ngrader: {}\nisolation: {}\n\n", result.student,
@@ -132,10 +194,23 @@ std::string feedback_text(const StudentRecord& record) {
       if (auto ref = lab.references.find(t.task); ref != lab.references.end() && ref->second.ratio && t.ratio)
         text += fmt::format("{} {}: your {} {:.3f}; the reference solution on this machine {:.3f}\n", lab.run.id,
                             t.task, t.metric, *t.ratio, *ref->second.ratio);
+  if (options.hidden_visibility == "visible") return text;
+  std::vector<std::string> later;
+  for (const auto& lab : record.labs)
+    for (const auto& t : lab.run.tasks)
+      if (ran_hidden_cases(t)) later.push_back(fmt::format("{} / {}", lab.run.id, t.task));
+  if (!later.empty())
+    text += fmt::format(
+        "\nOn Gradescope, the points of {} (graded on cases the course does not publish) are shown {}; until "
+        "then it shows whether the cases you can run passed.\n",
+        fmt::join(later, ", "),
+        options.hidden_visibility == "after_due_date"    ? "after the due date"
+        : options.hidden_visibility == "after_published" ? "once the grades are published"
+                                                         : "to the course staff only");
   return text;
 }
 
-std::string feedback_html(const StudentRecord& result) {
+std::string feedback_html(const StudentRecord& result, const GradescopeOptions& options) {
   return fmt::format(R"(<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>gpulab feedback: {0}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}}
@@ -146,7 +221,7 @@ pre{{background:#f6f6f6;padding:1em;overflow-x:auto;white-space:pre-wrap}}.score
 <pre>{3}</pre></body></html>
 )",
                      html_escape(result.student), points_text(result.score.value_or(0.0)),
-                     points_text(result.max_score), html_escape(feedback_text(result)));
+                     points_text(result.max_score), html_escape(feedback_text(result, options)));
 }
 
 namespace {
@@ -173,24 +248,42 @@ double points_of(const StudentRecord& record, const std::string& lab, const std:
 
 }  // namespace
 
-std::string gradebook_csv(const std::vector<StudentRecord>& records, const std::vector<Manifest>& labs) {
+namespace {
+
+// submitted, due, late_days, late_penalty (percent), final_score: empty where no due date applies.
+std::string late_columns(const StudentRecord& r, const std::map<std::string, Lateness>& lateness) {
+  const auto it = lateness.find(r.student);
+  if (it == lateness.end()) return ",,,,," + points_text(r.score.value_or(0.0));
+  const Lateness& l = it->second;
+  return fmt::format(",{}{},{},{},{},{}", iso_time(l.submitted), l.submitted_from_file ? " (file time)" : "",
+                     iso_time(l.due), l.late_days, points_text(100 * l.penalty),
+                     points_text(r.score.value_or(0.0) * (1 - l.penalty)));
+}
+
+}  // namespace
+
+std::string gradebook_csv(const std::vector<StudentRecord>& records, const std::vector<Manifest>& labs,
+                          const std::map<std::string, Lateness>* lateness) {
   std::vector<std::pair<std::string, std::string>> columns;  // lab id, task
   for (const auto& m : labs)
     for (const auto& t : m.tasks) columns.emplace_back(m.id, t.name);
   std::string csv = "student,submission";
   for (const auto& [lab, task] : columns) csv += "," + csv_cell(lab + "/" + task);
-  csv += ",score,max_score,status,error,findings\n";
+  csv += ",score,max_score,status,error,findings";
+  csv += lateness ? ",submitted,due,late_days,late_penalty,final_score\n" : "\n";
   for (const auto& r : records) {
     csv += csv_cell(r.student) + "," + csv_cell(r.submission);
     if (r.grader_error) {
       // Not the student's zero: no points at all until a later run grades them.
       csv += std::string(columns.size(), ',') + ",," + points_text(r.max_score) + ",not graded," + csv_cell(r.error) +
-             ",\n";
+             "," + (lateness ? ",,,,," : "") + "\n";
       continue;
     }
     for (const auto& [lab, task] : columns) csv += "," + points_text(points_of(r, lab, task));
     csv += "," + points_text(r.score.value_or(0.0)) + "," + points_text(r.max_score) + "," +
-           (r.error.empty() ? "graded" : "refused") + "," + csv_cell(r.error) + "," + csv_cell(findings_of(r)) + "\n";
+           (r.error.empty() ? "graded" : "refused") + "," + csv_cell(r.error) + "," + csv_cell(findings_of(r));
+    if (lateness) csv += late_columns(r, *lateness);
+    csv += "\n";
   }
   return csv;
 }

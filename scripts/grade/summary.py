@@ -15,6 +15,7 @@ import argparse
 import collections
 import dataclasses
 import datetime
+import hashlib
 import html
 import io
 import json
@@ -22,6 +23,7 @@ import math
 import os
 import pathlib
 import random
+import secrets
 import statistics
 import sys
 import urllib.parse
@@ -604,6 +606,50 @@ def student_section(batch: Batch) -> str:
     return "\n".join(out)
 
 
+def pseudonym(batch: Batch, student: str) -> str:
+    """A name for a public board: stable across runs of this OUT (its key, OUT/.leaderboard-key, is
+    made once), and not the student's."""
+    key_file = batch.out / ".leaderboard-key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_hex(16), encoding="utf-8")
+    key = key_file.read_text(encoding="utf-8").strip()
+    return "anon-" + hashlib.sha256(f"{key}:{student}".encode()).hexdigest()[:6]
+
+
+def leaderboard_rows(batch: Batch, lab: str, task: str, top: int = 10):
+    """The best rates of a task: passed, no integrity finding, one per student, best first."""
+    rows = []
+    for s in batch.students:
+        t = task_of(s, lab, task)
+        if not t or t.get("status") != "passed" or text(t.get("finding")) or not isinstance(t.get("rate"), (int, float)):
+            continue
+        rows.append((float(t["rate"]), pseudonym(batch, s.name)))
+    return sorted(rows, key=lambda r: (-r[0], r[1]))[:top]
+
+
+def leaderboard_section(batch: Batch) -> str:
+    out = ['<section id="leaderboard">', "<h2>Leaderboard</h2>",
+           '<p class="muted">Per task, the ten best rates of submissions that passed every case with no integrity '
+           "finding, under pseudonyms (the same student has the same one in every table and every run of this "
+           "folder). The rates are the timing case's, on the grading machine.</p>"]
+    for lab in batch.labs:
+        unit = next((text(s.labs[lab].get("calibration", {}).get("unit")) for s in batch.students
+                     if lab in s.labs and isinstance(s.labs[lab].get("calibration"), dict)), "")
+        for task in batch.tasks.get(lab, {}):
+            rows = leaderboard_rows(batch, lab, task)
+            if not rows:
+                continue
+            out.append(f"<h3>{esc(lab)} · {esc(task)}</h3><table class=leaderboard><thead><tr><th class=num>#</th>"
+                       f"<th>pseudonym</th><th class=num>{esc(unit) or 'rate'}</th></tr></thead><tbody>")
+            out += [f"<tr><td class=num>{i}</td><td>{esc(name)}</td><td class=num>{rate:.4g}</td></tr>"
+                    for i, (rate, name) in enumerate(rows, 1)]
+            out.append("</tbody></table>")
+    if len(out) == 3:
+        out.append("<p>No task has an honest passing rate yet.</p>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
 def page(batch: Batch) -> str:
     title = "gpulab batch summary"
     n = len(batch.students)
@@ -612,12 +658,15 @@ def page(batch: Batch) -> str:
             f"written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by scripts/grade/summary.py</p>",
             '<nav><a href="#overview">Overview</a><a href="#pass-rates">Pass rates</a><a href="#scores">Scores</a>'
             '<a href="#performance">Performance</a><a href="#students">Students</a>'
+            + ('<a href="#leaderboard">Leaderboard</a>' if batch.info.get("leaderboard") else "")
             # `gpulab similarity` writes its report into the same OUT and draws this page again.
             + ('<a href="similarity/index.html">Similar submissions</a>'
                if (batch.out / "similarity" / "index.html").exists() else "") + '</nav>',
             facts_section(batch)]
     if batch.students:
         body += [pass_rate_section(batch), score_section(batch), performance_section(batch), student_section(batch)]
+        if batch.info.get("leaderboard"):
+            body.append(leaderboard_section(batch))
     else:
         body.append(f'<section id="students"><h2>Students</h2><p>No student results in '
                     f"<code>{esc(batch.out / 'students')}</code> yet.</p></section>")

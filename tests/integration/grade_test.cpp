@@ -25,6 +25,7 @@
 #include "batch.hpp"
 #include "cli_harness.hpp"
 #include "gpulab/manifest.hpp"
+#include "gradescope_schema.hpp"
 #include "sandbox.hpp"
 
 namespace cli = gpulab::cli;
@@ -132,6 +133,27 @@ void check_unimplemented_outputs(const Batch& b, const std::string& student) {
   CHECK(feedback.find(first_task.function) != std::string::npos);
 }
 
+// After a run with --leaderboard and due dates (everyone's long past, bob's far ahead): alice's honest
+// rates in her Gradescope leaderboard, the gradebook's lateness columns, pseudonyms on the summary page.
+void check_late_outputs(const Batch& b) {
+  const json gradescope = json::parse(read_file(b.out / "students" / "alice" / "results.json"));
+  check_gradescope_schema(gradescope);
+  REQUIRE(gradescope.contains("leaderboard"));
+  CHECK(!gradescope["leaderboard"].empty());
+  CHECK_FALSE(json::parse(read_file(b.out / "students" / "bob" / "results.json"))["leaderboard"].size());
+  const std::string csv = read_file(b.out / "grades.csv");
+  CHECK(csv.find(",findings,submitted,due,late_days,late_penalty,final_score\n") != std::string::npos);
+  CHECK(csv.find(",2020-01-01T00:00:00Z,") != std::string::npos);
+  CHECK(csv.find(",100,0\n") != std::string::npos);  // alice: years late, past the 3 days: everything
+  CHECK(csv.find(",2998-12-31T23:00:00Z,0,0,0\n") != std::string::npos);  // bob's extension; his score is 0
+  if (!fs::exists(b.out / "index.html")) return;                          // without matplotlib the batch said so
+  const std::string page = read_file(b.out / "index.html");
+  CHECK(page.find("<h2>Leaderboard</h2>") != std::string::npos);
+  CHECK(page.find("anon-") != std::string::npos);
+  const auto board = page.substr(page.find("<h2>Leaderboard</h2>"));
+  CHECK(board.find("alice") == std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -175,10 +197,16 @@ TEST_CASE(
   CHECK(batch["throughput_per_hour"].get<double>() > 0);
 
   // Unchanged: skipped. One file changed: only that student. --force: everyone.
+  // The skipped students' outputs are rendered again with the new run's leaderboard and due dates.
+  const fs::path due = b.submissions.parent_path() / "due.csv";
+  write_file(due,
+             "student,due,penalty_per_day,max_late_days\n*,2020-01-01T00:00:00Z,10,3\n"
+             "bob,2999-01-01T00:00:00+01:00,,\n");
   output.clear();
-  REQUIRE(b.grade(lab_args() + " --jobs 2", output) == 0);
+  REQUIRE(b.grade(lab_args() + " --jobs 2 --leaderboard --deadlines '" + due.string() + "'", output) == 0);
   CHECK(output.find("graded 0 of 3 submissions (0 refused, 3 unchanged and skipped)") != std::string::npos);
   CHECK(b.result("alice")["graded_at"] == alice["graded_at"]);
+  check_late_outputs(b);
   const fs::path kernel = b.submissions / "bob/labs" / lab.id / lab.files_with_extension("opencl", ".cl").front();
   write_file(kernel, read_file(kernel) + "\n// resubmitted\n");
   output.clear();

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "deadlines.hpp"
 #include "grade.hpp"
+#include "gradescope_schema.hpp"
 #include "student_outputs.hpp"
 #include "submission.hpp"
 
@@ -50,9 +53,12 @@ json record_with_hidden_failure() {
 }  // namespace
 
 TEST_CASE("Gradescope results give every task its name, score, maximum and output, and the totals") {
-  const json r = cli::gradescope_results(record_with_hidden_failure().get<cli::StudentRecord>());
+  cli::GradescopeOptions shown_now;
+  shown_now.hidden_visibility = "visible";
+  const json r = cli::gradescope_results(record_with_hidden_failure().get<cli::StudentRecord>(), shown_now);
   CHECK(r["score"] == 3.0);
-  CHECK(r["max_score"] == 10.0);
+  CHECK(r["extra_data"]["max_score"] == 10.0);
+  gpulab::testing::check_gradescope_schema(r);
   REQUIRE(r["tests"].size() == 2);
   CHECK(r["tests"][0]["name"] == "01-saxpy / naive (saxpy_naive)");
   CHECK(r["tests"][0]["score"] == 3.0);
@@ -117,4 +123,109 @@ TEST_CASE("a student the grader failed for has no points in the gradebook, only 
         std::string::npos);
   INFO(csv);
   CHECK(csv.find("erin,erin.zip,0,0,0,10,refused,erin.zip: none of the lab files is there,\n") != std::string::npos);
+}
+
+TEST_CASE(
+    "a task graded on hidden cases is two Gradescope tests: its visible cases now, its points after the due date") {
+  json j = record_with_hidden_failure();
+  j["labs"][0]["tasks"][0]["cases"] = json::parse(R"([{"name": "8x8", "passed": true, "hidden": false},
+                                                      {"name": "97x3", "passed": true, "hidden": true}])");
+  const auto record = j.get<cli::StudentRecord>();
+  const json r = cli::gradescope_results(record);
+  gpulab::testing::check_gradescope_schema(r);
+  CHECK_FALSE(r.contains("score"));  // Gradescope sums the tests, and shows the sum when it shows them all
+  REQUIRE(r["tests"].size() == 4);
+  // naive passed everywhere; optimized failed only in a hidden case: its visible cases passed.
+  CHECK(r["tests"][0]["name"] == "01-saxpy / naive (saxpy_naive): the cases you can run");
+  CHECK(r["tests"][0]["max_score"] == 0.0);
+  CHECK(r["tests"][0]["visibility"] == "visible");
+  CHECK(r["tests"][1]["score"] == 3.0);
+  CHECK(r["tests"][1]["visibility"] == "after_due_date");
+  CHECK(r["tests"][2]["status"] == "passed");
+  CHECK(r["tests"][2]["visibility"] == "visible");
+  CHECK(r["tests"][3]["status"] == "failed");
+  CHECK(r["tests"][3]["score"] == 0.0);
+  CHECK(r["tests"][3]["max_score"] == 7.0);
+  CHECK(r["tests"][3]["visibility"] == "after_due_date");
+  double sum = 0;
+  for (const auto& t : r["tests"]) sum += t["score"].get<double>();
+  CHECK(sum == 3.0);
+
+  const std::string feedback = cli::feedback_text(record);
+  CHECK(feedback.find("On Gradescope, the points of 01-saxpy / naive, 01-saxpy / optimized (graded on cases the "
+                      "course does not publish) are shown after the due date") != std::string::npos);
+  cli::GradescopeOptions published;
+  published.hidden_visibility = "after_published";
+  CHECK(cli::gradescope_results(record, published)["tests"][3]["visibility"] == "after_published");
+  published.hidden_visibility = "tomorrow";
+  CHECK_THROWS_WITH(cli::gradescope_results(record, published), doctest::Contains("after_due_date, after_published"));
+}
+
+TEST_CASE("the leaderboard lists the rates of tasks that passed without an integrity finding, and only when asked") {
+  json j = record_with_hidden_failure();
+  j["labs"][0]["calibration"] = {{"unit", "GB/s"}, {"rates", {{"copy", 2900.0}}}, {"copy_gbps", 2900.0}};
+  j["labs"][0]["tasks"][0]["rate"] = 812.5;
+  j["labs"][0]["tasks"][1]["rate"] = 2600.0;  // wrong results: not honest
+  j["labs"].push_back(j["labs"][0]);
+  j["labs"][1]["id"] = "02-copy";
+  j["labs"][1]["tasks"][0]["finding"] = "faster_than_device";
+  const auto record = j.get<cli::StudentRecord>();
+  CHECK_FALSE(cli::gradescope_results(record).contains("leaderboard"));
+  cli::GradescopeOptions o;
+  o.leaderboard = true;
+  const json r = cli::gradescope_results(record, o);
+  gpulab::testing::check_gradescope_schema(r);
+  REQUIRE(r["leaderboard"].size() == 1);
+  CHECK(r["leaderboard"][0]["name"] == "01-saxpy / naive (GB/s)");
+  CHECK(r["leaderboard"][0]["value"] == 812.5);
+  CHECK(r["leaderboard"][0]["order"] == "desc");
+}
+
+TEST_CASE(
+    "due dates: extensions and grace override the course's, late days cost their percentage, past the limit all") {
+  const fs::path csv = fs::temp_directory_path() / fmt::format("gpulab-deadlines-{}.csv", ::getpid());
+  std::ofstream(csv) << "student,due,grace_hours,penalty_per_day,max_late_days,submitted\n"
+                        "*,2026-12-01T23:59:00+01:00,1,10,3,\n"
+                        "alice,2026-12-04T23:59:00+01:00,,,,\n"
+                        "bob,,,,,2026-12-02T08:00:00Z\n"
+                        "\n";
+  const auto d = cli::read_deadlines(csv);
+  const std::time_t due = cli::parse_iso_time("2026-12-01T22:59:00Z");
+  CHECK(cli::iso_time(due) == "2026-12-01T22:59:00Z");
+  // On time, and within the hour of grace.
+  CHECK(cli::lateness_of(d, "carol", due - 60)->penalty == 0);
+  CHECK(cli::lateness_of(d, "carol", due + 3000)->late_days == 0);
+  // 2 hours late: one started day, 10%; 2 days and a bit: 30%; 4 days: past the limit of 3, everything.
+  CHECK(cli::lateness_of(d, "carol", due + 7200)->penalty == doctest::Approx(0.1));
+  CHECK(cli::lateness_of(d, "carol", due + 2 * 86400 + 7200)->late_days == 3);
+  CHECK(cli::lateness_of(d, "carol", due + 2 * 86400 + 7200)->penalty == doctest::Approx(0.3));
+  CHECK(cli::lateness_of(d, "carol", due + 4 * 86400)->penalty == 1.0);
+  // alice's extension; bob's time from the CSV, not the file's: 9 h late, minus the hour of grace.
+  CHECK(cli::lateness_of(d, "alice", due + 2 * 86400)->penalty == 0);
+  const auto bob = *cli::lateness_of(d, "bob", due - 86400);
+  CHECK_FALSE(bob.submitted_from_file);
+  CHECK(bob.late_days == 1);
+
+  // The gradebook: raw score, lateness and the final score.
+  json r = record_with_hidden_failure();
+  r["student"] = "carol";
+  const std::map<std::string, cli::Lateness> late{{"carol", *cli::lateness_of(d, "carol", due + 7200)}};
+  const std::string gradebook = cli::gradebook_csv({r.get<cli::StudentRecord>()}, {saxpy_lab()}, &late);
+  CHECK(gradebook.find(",submitted,due,late_days,late_penalty,final_score\n") != std::string::npos);
+  CHECK(gradebook.find(",2026-12-02T00:59:00Z (file time),2026-12-01T22:59:00Z,1,10,2.7\n") != std::string::npos);
+  fs::remove(csv);
+}
+
+TEST_CASE(
+    "a due-date CSV with a time without a time zone, an unknown column or a bad number is refused, naming the line") {
+  const fs::path csv = fs::temp_directory_path() / fmt::format("gpulab-bad-deadlines-{}.csv", ::getpid());
+  std::ofstream(csv) << "student,due\n*,2026-12-01 23:59\n";
+  CHECK_THROWS_WITH(cli::read_deadlines(csv), doctest::Contains(":2: due: '2026-12-01 23:59' is not a time with a "
+                                                                "time zone: write it as 2026-12-01T23:59:00+01:00"));
+  std::ofstream(csv) << "student,deadline\n";
+  CHECK_THROWS_WITH(cli::read_deadlines(csv), doctest::Contains(":1: unknown column 'deadline'"));
+  std::ofstream(csv) << "student,due,penalty_per_day\n*,2026-12-01T23:59Z,-5\n";
+  CHECK_THROWS_WITH(cli::read_deadlines(csv), doctest::Contains(":2: penalty_per_day '-5' must be a number"));
+  CHECK_THROWS_WITH(cli::read_deadlines(csv.string() + ".missing"), doctest::Contains("cannot be read"));
+  fs::remove(csv);
 }
