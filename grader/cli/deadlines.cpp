@@ -94,7 +94,8 @@ DuePolicy policy_of(const std::map<std::string, std::string>& row, const std::st
 
 Deadlines read_deadlines(const fs::path& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot be read (DEADLINES= names the due-date CSV)", path.string()));
+  if (!in)
+    throw std::runtime_error(fmt::format("{}: cannot be read (DEADLINES= names the due-date CSV)", path.string()));
   std::string line;
   std::vector<std::string> header;
   while (header.empty() && std::getline(in, line))
@@ -104,8 +105,8 @@ Deadlines read_deadlines(const fs::path& path) {
       throw std::runtime_error(fmt::format("{}:1: unknown column '{}': the columns are {}", path.string(), column,
                                            fmt::join(kColumns, ", ")));
   if (std::find(header.begin(), header.end(), "student") == header.end())
-    throw std::runtime_error(fmt::format(
-        "{}:1: the first line must name the columns, at least student and due: {}", path.string(), fmt::join(kColumns, ",")));
+    throw std::runtime_error(fmt::format("{}:1: the first line must name the columns, at least student and due: {}",
+                                         path.string(), fmt::join(kColumns, ",")));
   Deadlines d;
   for (int number = 2; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;

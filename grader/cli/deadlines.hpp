@@ -26,7 +26,7 @@ struct DuePolicy {
 };
 
 struct Deadlines {
-  DuePolicy everyone;                        // the `*` row
+  DuePolicy everyone;                         // the `*` row
   std::map<std::string, DuePolicy> students;  // extensions, and times from an LMS
 };
 

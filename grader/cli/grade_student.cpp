@@ -14,6 +14,7 @@
 #include "files.hpp"
 #include "gpulab/random.hpp"
 #include "gpulab/text.hpp"
+#include "history.hpp"
 #include "lab_job.hpp"
 #include "machine_lock.hpp"
 #include "student_outputs.hpp"
@@ -204,9 +205,37 @@ std::string nothing_found(const StudentJob& job, const SubmissionFiles& files,
 
 // Opens the submission and takes each lab's files into the scratch folder; the record gets the
 // notes, the refusal if any, and the content hash: what decides whether a rerun may skip this student.
+// The student's make check history, when the submission holds one (history.jsonl at its top, in
+// build/, or under one wrapping folder): the lines of the batch's labs, the newest kHistoryLines,
+// and only those lines' labs. A broken or foreign line is skipped; a file over 4 MiB is not read.
+std::vector<json> submitted_history(const Batch& b, const SubmissionFiles& files) {
+  constexpr std::size_t kHistoryLines = 300;
+  const auto found = std::find_if(files.files.begin(), files.files.end(), [](const std::string& f) {
+    const fs::path p(f);
+    return p.filename() == "history.jsonl" && std::distance(p.begin(), p.end()) <= 3;
+  });
+  if (found == files.files.end() || fs::file_size(files.root / *found) > (4u << 20)) return {};
+  std::vector<json> kept;
+  for (json entry : read_history(files.root / *found)) {
+    if (!entry.contains("labs") || !entry["labs"].is_array() || !entry.contains("when")) continue;
+    json labs = json::array();
+    for (const auto& lab : entry["labs"])
+      if (lab.is_object() &&
+          std::any_of(b.labs.begin(), b.labs.end(), [&](const Manifest& m) { return lab.value("id", "") == m.id; }))
+        labs.push_back(lab);
+    if (labs.empty()) continue;
+    entry["labs"] = labs;
+    entry.erase("source");  // a path on the student's machine
+    kept.push_back(std::move(entry));
+  }
+  if (kept.size() > kHistoryLines) kept.erase(kept.begin(), kept.end() - kHistoryLines);
+  return kept;
+}
+
 std::map<std::string, LabFiles> open_and_hash(const Batch& b, const StudentJob& job, const fs::path& scratch,
                                               StudentRecord& record) {
   const SubmissionFiles files = open_files(job, scratch, record);
+  record.history = submitted_history(b, files);
   std::map<std::string, LabFiles> taken;
   Sha256 hash;
   hash.update(record.selection);
@@ -230,6 +259,7 @@ std::map<std::string, LabFiles> open_and_hash(const Batch& b, const StudentJob& 
     for (const auto& missing : lab.missing) record.notes.push_back(fmt::format("{}: {}", m.id, missing));
     found += lab.taken.size();
   }
+  if (!record.history.empty()) hash.update(json(record.history).dump());  // a newer history: render again
   if (record.error.empty() && found == 0) record.error = nothing_found(job, files, taken);
   record.content_hash = "sha256:" + hash.hex();
   return taken;

@@ -9,6 +9,7 @@
 #include "csv.hpp"
 #include "files.hpp"
 #include "gpulab/text.hpp"
+#include "history.hpp"
 #include "report.hpp"
 
 namespace gpulab::cli {
@@ -174,6 +175,18 @@ json gradescope_results(const StudentRecord& record, const GradescopeOptions& op
   return out;
 }
 
+namespace {
+
+// The timeline of the student's own checks of each graded lab, when the submission brought it.
+std::string history_text(const StudentRecord& record) {
+  if (record.history.empty()) return {};
+  std::string text = "\nYour checks before you submitted (the make check history your machine recorded):\n";
+  for (const auto& lab : record.labs) text += render_history(record.history, lab.run.id);
+  return text;
+}
+
+}  // namespace
+
 std::string feedback_text(const StudentRecord& record, const GradescopeOptions& options) {
   const StudentRecord result = redacted_for_student(record);
   std::string text =
@@ -194,6 +207,7 @@ std::string feedback_text(const StudentRecord& record, const GradescopeOptions& 
       if (auto ref = lab.references.find(t.task); ref != lab.references.end() && ref->second.ratio && t.ratio)
         text += fmt::format("{} {}: your {} {:.3f}; the reference solution on this machine {:.3f}\n", lab.run.id,
                             t.task, t.metric, *t.ratio, *ref->second.ratio);
+  text += history_text(record);
   if (options.hidden_visibility == "visible") return text;
   std::vector<std::string> later;
   for (const auto& lab : record.labs)

@@ -41,6 +41,7 @@ void to_json(json& j, const StudentRecord& r) {
   j = {{"student", r.student},           {"submission", r.submission}, {"grader_version", r.grader_version},
        {"content_hash", r.content_hash}, {"error", r.error},           {"notes", r.notes},
        {"labs", json::array()},          {"max_score", r.max_score}};
+  if (!r.history.empty()) j["history"] = r.history;
   if (r.grader_error) {  // the grader failed: no points at all, only why
     j["score"] = nullptr;
     j["grader_error"] = true;
@@ -79,6 +80,7 @@ void from_json(const json& j, StudentRecord& r) {
   r.graded_at = j.value("graded_at", "");
   r.duration_s = j.value("duration_s", 0.0);
   if (j.contains("phases")) r.phases = j["phases"].get<PhaseTimes>();
+  r.history = j.value("history", std::vector<json>{});
 }
 
 }  // namespace gpulab::cli

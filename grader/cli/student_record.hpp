@@ -43,6 +43,10 @@ struct StudentRecord {
   std::string graded_at;
   double duration_s = 0;
   std::optional<PhaseTimes> phases;  // over the labs, when they ran
+  // The student's own `make check` history when the submission holds it (history.jsonl, at its top
+  // or in build/): the lines of the graded labs, the newest kHistoryLines. Written by the student's
+  // machine, so it informs and never grades.
+  std::vector<nlohmann::json> history;
 
   bool refused() const { return !error.empty() && !grader_error; }
 };

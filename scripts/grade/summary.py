@@ -650,6 +650,45 @@ def leaderboard_section(batch: Batch) -> str:
     return "\n".join(out)
 
 
+def first_full_pass(history: list, lab: str, tasks) -> tuple:
+    """When the student's own checks first had every task of the lab passed (each task's latest
+    result counts, as TASK= checks run only some), and how many checks of the lab came before."""
+    latest, checks = {}, 0
+    for entry in history:
+        for record in entry.get("labs") or []:
+            if not isinstance(record, dict) or record.get("id") != lab:
+                continue
+            checks += 1
+            for t in record.get("tasks") or []:
+                if isinstance(t, dict) and text(t.get("task")):
+                    latest[t["task"]] = t.get("status") == "passed"
+            if tasks and all(latest.get(t) for t in tasks):
+                return text(entry.get("when")), checks
+    return "", checks
+
+
+def history_section(batch: Batch) -> str:
+    with_history = [s for s in batch.students if s.result.get("history")]
+    if not with_history:
+        return ""
+    out = ['<section id="history">', "<h2>History</h2>",
+           f'<p class="muted">{len(with_history)} of {len(batch.students)} submissions brought their '
+           "<code>make check</code> history (written by the student's machine: it informs, it never grades). "
+           "Per lab: when every task, bonus and speed thresholds included, first passed on their own machine, "
+           "after how many checks of that lab.</p>",
+           "<table><thead><tr><th>student</th>"
+           + "".join(f"<th>{esc(lab)}</th>" for lab in batch.labs) + "</tr></thead><tbody>"]
+    for s in with_history:
+        cells = []
+        for lab in batch.labs:
+            when, checks = first_full_pass(s.result["history"], lab, list(batch.tasks.get(lab, {})))
+            cells.append(f"<td>all passed {esc(when.replace('T', ' ').rstrip('Z'))} UTC, check {checks}</td>" if when
+                         else f'<td class="muted">not all ({checks} check{"s" if checks != 1 else ""})</td>')
+        out.append(f"<tr><td><b>{esc(s.name)}</b></td>{''.join(cells)}</tr>")
+    out += ["</tbody></table>", "</section>"]
+    return "\n".join(out)
+
+
 def page(batch: Batch) -> str:
     title = "gpulab batch summary"
     n = len(batch.students)
@@ -659,6 +698,7 @@ def page(batch: Batch) -> str:
             '<nav><a href="#overview">Overview</a><a href="#pass-rates">Pass rates</a><a href="#scores">Scores</a>'
             '<a href="#performance">Performance</a><a href="#students">Students</a>'
             + ('<a href="#leaderboard">Leaderboard</a>' if batch.info.get("leaderboard") else "")
+            + ('<a href="#history">History</a>' if any(s.result.get("history") for s in batch.students) else "")
             # `gpulab similarity` writes its report into the same OUT and draws this page again.
             + ('<a href="similarity/index.html">Similar submissions</a>'
                if (batch.out / "similarity" / "index.html").exists() else "") + '</nav>',
@@ -667,6 +707,7 @@ def page(batch: Batch) -> str:
         body += [pass_rate_section(batch), score_section(batch), performance_section(batch), student_section(batch)]
         if batch.info.get("leaderboard"):
             body.append(leaderboard_section(batch))
+        body.append(history_section(batch))
     else:
         body.append(f'<section id="students"><h2>Students</h2><p>No student results in '
                     f"<code>{esc(batch.out / 'students')}</code> yet.</p></section>")

@@ -723,3 +723,43 @@ int main(int argc, char** argv) {
   context.setOption("no-run", false);
   return context.run();
 }
+
+TEST_CASE(
+    "a submission's own make check history shows in its feedback and, on the summary page, when all first passed") {
+  Batch b("grade-history");
+  b.add_folder("dana", "solutions", graded_lab().id);
+  const auto& lab = graded_lab();
+  // Two checks of the lab (the first with only the naive task passing), one of a lab not graded here,
+  // and a torn line.
+  json first{{"when", "2026-11-20T09:00:00Z"},
+             {"backend", "opencl"},
+             {"source", "/home/dana/course/labs"},
+             {"labs", json::array()}},
+      second = first, other = first;
+  json tasks = json::array(), passed = json::array();
+  for (const auto& t : lab.tasks) {
+    tasks.push_back({{"task", t.name}, {"status", &t == &lab.tasks.front() ? "passed" : "wrong_result"}});
+    passed.push_back({{"task", t.name}, {"status", "passed"}});
+  }
+  first["labs"].push_back({{"id", lab.id}, {"name", lab.name}, {"files", "aaaa"}, {"tasks", tasks}});
+  second["when"] = "2026-11-21T10:30:00Z";
+  second["labs"] = json::array({{{"id", lab.id}, {"name", lab.name}, {"files", "bbbb"}, {"tasks", passed}}});
+  other["labs"] = json::array({{{"id", "99-elsewhere"}, {"tasks", passed}}});
+  write_file(b.submissions / "dana" / "build" / "history.jsonl",
+             first.dump() + "\n" + other.dump() + "\n" + second.dump() + "\n{\"when\": \"torn");
+
+  std::string output;
+  REQUIRE(b.grade(lab_args(), output) == 0);
+  INFO(output);
+  const json dana = b.result("dana");
+  REQUIRE(dana["history"].size() == 2);                // the other lab's line and the torn one are left out
+  CHECK_FALSE(dana["history"][0].contains("source"));  // a path on the student's machine
+  const std::string feedback = read_file(b.out / "students" / "dana" / "feedback.txt");
+  CHECK(feedback.find("Your checks before you submitted") != std::string::npos);
+  CHECK(feedback.find("2026-11-20 09:00") != std::string::npos);
+  CHECK(feedback.find("2026-11-21 10:30") != std::string::npos);
+  if (!fs::exists(b.out / "index.html")) return;  // without matplotlib the batch said so
+  const std::string page = read_file(b.out / "index.html");
+  CHECK(page.find("<h2>History</h2>") != std::string::npos);
+  CHECK(page.find("all passed 2026-11-21 10:30:00 UTC, check 2") != std::string::npos);
+}

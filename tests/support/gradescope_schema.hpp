@@ -14,8 +14,8 @@ using nlohmann::json;
 
 // Every key one the specification defines, with the type it gives.
 inline void check_gradescope_schema(const json& r) {
-  const std::set<std::string> top{"score",      "execution_time",   "output",     "output_format",
-                                  "visibility", "stdout_visibility", "extra_data", "tests",
+  const std::set<std::string> top{"score",       "execution_time",     "output",          "output_format",
+                                  "visibility",  "stdout_visibility",  "extra_data",      "tests",
                                   "leaderboard", "test_output_format", "test_name_format"};
   const std::set<std::string> visibilities{"hidden", "after_due_date", "after_published", "visible"};
   REQUIRE(r.is_object());
@@ -24,8 +24,8 @@ inline void check_gradescope_schema(const json& r) {
   if (r.contains("score")) CHECK(r["score"].is_number());
   if (r.contains("execution_time")) CHECK(r["execution_time"].is_number_integer());
   if (r.contains("output")) CHECK(r["output"].is_string());
-  const std::set<std::string> test_keys{"score", "max_score", "status", "name", "name_format", "number",
-                                        "output", "output_format", "tags", "visibility", "extra_data"};
+  const std::set<std::string> test_keys{"score",  "max_score",     "status", "name",       "name_format", "number",
+                                        "output", "output_format", "tags",   "visibility", "extra_data"};
   for (const auto& t : r["tests"]) {
     for (const auto& [key, value] : t.items()) CHECK_MESSAGE(test_keys.count(key), key);
     CHECK(t["score"].is_number());
@@ -43,6 +43,5 @@ inline void check_gradescope_schema(const json& r) {
       if (e.contains("order")) CHECK((e["order"] == "asc" || e["order"] == "desc"));
     }
 }
-
 
 }  // namespace gpulab::testing
