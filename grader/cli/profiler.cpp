@@ -380,8 +380,7 @@ Profiler make_profiler(const Toolchain& tc, const std::string& backend) {
   p.ncu = tc.cuda_tool("ncu");
   if (p.ncu.empty())
     throw std::runtime_error(
-        "PROFILE=1 needs Nsight Compute's ncu, which comes with the CUDA toolkit (nsight-compute); it was found "
-        "neither "
+        "PROFILE=1 needs Nsight Compute's ncu, which comes with the CUDA toolkit (nsight-compute); it is neither "
         "next to nvcc nor on PATH: install it or add its folder to PATH. The grades above do not depend on it");
   return p;
 }
