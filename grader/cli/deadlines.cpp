@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "csv.hpp"
+#include "files.hpp"
+#include "gpulab/text.hpp"
 
 namespace gpulab::cli {
 
@@ -120,7 +122,7 @@ Deadlines read_deadlines(const fs::path& path) {
   return d;
 }
 
-std::optional<Lateness> lateness_of(const Deadlines& d, const std::string& student, std::time_t file_time) {
+std::optional<Lateness> lateness_of(const Deadlines& d, const std::string& student, const SubmissionTime& handed_in) {
   const auto own = d.students.find(student);
   const DuePolicy none;
   const DuePolicy& p = own == d.students.end() ? none : own->second;
@@ -128,8 +130,8 @@ std::optional<Lateness> lateness_of(const Deadlines& d, const std::string& stude
   if (!due) return std::nullopt;
   Lateness l;
   l.due = *due;
-  l.submitted_from_file = !p.submitted;
-  l.submitted = p.submitted.value_or(file_time);
+  l.submitted_from = p.submitted ? "" : handed_in.source;
+  l.submitted = p.submitted.value_or(handed_in.time);
   const double grace_s = 3600 * p.grace_hours.value_or(d.everyone.grace_hours.value_or(0));
   const double late_s = std::difftime(l.submitted, l.due) - grace_s;
   if (late_s <= 0) return l;
@@ -138,6 +140,17 @@ std::optional<Lateness> lateness_of(const Deadlines& d, const std::string& stude
   const double per_day = p.penalty_per_day.value_or(d.everyone.penalty_per_day.value_or(0)) / 100;
   l.penalty = max_days && l.late_days > *max_days ? 1.0 : std::min(1.0, l.late_days * per_day);
   return l;
+}
+
+SubmissionTime submission_time(const fs::path& submission) {
+  if (fs::exists(submission / ".git")) {
+    const auto [status, output] =
+        run_command(fmt::format("git -C {} log -1 --format=%ct 2>/dev/null", shell_quote(submission.string())));
+    try {
+      if (status == 0) return {static_cast<std::time_t>(std::stoll(output)), "commit time"};
+    } catch (const std::exception&) {}  // no commit yet: the files' time
+  }
+  return {newest_file_time(submission), "file time"};
 }
 
 std::time_t newest_file_time(const fs::path& submission) {

@@ -6,8 +6,9 @@
 //   alice,2026-12-04T23:59:00+01:00,,,,
 //   bob,,,,,2026-12-02T08:00:00Z
 //
-// An empty field takes the `*` row's. `submitted` overrides the submission's own time (the newest
-// modification time of its files, as received): LMS exports give the real one. A submission later
+// An empty field takes the `*` row's. `submitted` overrides the submission's own time (a git clone's
+// last commit, else the newest modification time of its files as received): LMS exports give the
+// real one. A submission later
 // than due + grace loses penalty_per_day percent of its score per started day, and all of it after
 // max_late_days (empty: no limit). The gradebook shows the raw score, the lateness and the final score.
 #pragma once
@@ -40,16 +41,25 @@ std::time_t parse_iso_time(const std::string& text);
 // "2026-12-01T22:59:00Z".
 std::string iso_time(std::time_t t);
 
+// When a submission was handed in, as far as the grader can tell without the CSV: a git clone's last
+// commit (cloning sets every file's time to the clone's), else its newest file time; and which.
+struct SubmissionTime {
+  std::time_t time = 0;
+  std::string source;  // "commit time" or "file time"
+};
+SubmissionTime submission_time(const std::filesystem::path& submission);
+
 struct Lateness {
   std::time_t submitted = 0, due = 0;
-  bool submitted_from_file = false;  // the submission's file time, not the CSV's `submitted`
-  int late_days = 0;                 // started days after due + grace
-  double penalty = 0;                // fraction of the score taken, 0..1
+  std::string submitted_from;  // "" (the CSV's `submitted`), or SubmissionTime::source
+  int late_days = 0;           // started days after due + grace
+  double penalty = 0;          // fraction of the score taken, 0..1
 };
 
-// The lateness of `student`'s submission made at `file_time` (the newest modification time of its
-// files); none when no due date applies to the student.
-std::optional<Lateness> lateness_of(const Deadlines& deadlines, const std::string& student, std::time_t file_time);
+// The lateness of `student`'s submission handed in at `handed_in` (when the CSV does not say); none
+// when no due date applies to the student.
+std::optional<Lateness> lateness_of(const Deadlines& deadlines, const std::string& student,
+                                    const SubmissionTime& handed_in);
 
 // The newest modification time of `submission` (a file, or every file under a folder).
 std::time_t newest_file_time(const std::filesystem::path& submission);

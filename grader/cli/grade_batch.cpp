@@ -348,12 +348,12 @@ void add_calibrations_and_budget(json& batch, const Batch& b) {
   batch["phases_students"] = b.budgets.size();
 }
 
-// Each student's lateness under the batch's due dates: the CSV's submission time, else the newest file
-// time of the submission as received.
+// Each student's lateness under the batch's due dates: the CSV's submission time, else a git clone's
+// last commit, else the newest file time of the submission as received.
 std::map<std::string, Lateness> lateness_of_students(const Batch& b, const std::vector<StudentJob>& students) {
   std::map<std::string, Lateness> out;
   for (const auto& job : students)
-    if (const auto l = lateness_of(*b.deadlines, job.name, newest_file_time(job.entry))) out[job.name] = *l;
+    if (const auto l = lateness_of(*b.deadlines, job.name, submission_time(job.entry))) out[job.name] = *l;
   return out;
 }
 

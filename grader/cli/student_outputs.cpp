@@ -269,9 +269,9 @@ std::string late_columns(const StudentRecord& r, const std::map<std::string, Lat
   const auto it = lateness.find(r.student);
   if (it == lateness.end()) return ",,,,," + points_text(r.score.value_or(0.0));
   const Lateness& l = it->second;
-  return fmt::format(",{}{},{},{},{},{}", iso_time(l.submitted), l.submitted_from_file ? " (file time)" : "",
-                     iso_time(l.due), l.late_days, points_text(100 * l.penalty),
-                     points_text(r.score.value_or(0.0) * (1 - l.penalty)));
+  return fmt::format(",{}{},{},{},{},{}", iso_time(l.submitted),
+                     l.submitted_from.empty() ? "" : " (" + l.submitted_from + ")", iso_time(l.due), l.late_days,
+                     points_text(100 * l.penalty), points_text(r.score.value_or(0.0) * (1 - l.penalty)));
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -181,6 +184,10 @@ TEST_CASE("the leaderboard lists the rates of tasks that passed without an integ
   CHECK(r["leaderboard"][0]["order"] == "desc");
 }
 
+namespace {
+cli::SubmissionTime at(std::time_t t) { return {t, "file time"}; }
+}  // namespace
+
 TEST_CASE(
     "due dates: extensions and grace override the course's, late days cost their percentage, past the limit all") {
   const fs::path csv = fs::temp_directory_path() / fmt::format("gpulab-deadlines-{}.csv", ::getpid());
@@ -193,23 +200,23 @@ TEST_CASE(
   const std::time_t due = cli::parse_iso_time("2026-12-01T22:59:00Z");
   CHECK(cli::iso_time(due) == "2026-12-01T22:59:00Z");
   // On time, and within the hour of grace.
-  CHECK(cli::lateness_of(d, "carol", due - 60)->penalty == 0);
-  CHECK(cli::lateness_of(d, "carol", due + 3000)->late_days == 0);
+  CHECK(cli::lateness_of(d, "carol", at(due - 60))->penalty == 0);
+  CHECK(cli::lateness_of(d, "carol", at(due + 3000))->late_days == 0);
   // 2 hours late: one started day, 10%; 2 days and a bit: 30%; 4 days: past the limit of 3, everything.
-  CHECK(cli::lateness_of(d, "carol", due + 7200)->penalty == doctest::Approx(0.1));
-  CHECK(cli::lateness_of(d, "carol", due + 2 * 86400 + 7200)->late_days == 3);
-  CHECK(cli::lateness_of(d, "carol", due + 2 * 86400 + 7200)->penalty == doctest::Approx(0.3));
-  CHECK(cli::lateness_of(d, "carol", due + 4 * 86400)->penalty == 1.0);
+  CHECK(cli::lateness_of(d, "carol", at(due + 7200))->penalty == doctest::Approx(0.1));
+  CHECK(cli::lateness_of(d, "carol", at(due + 2 * 86400 + 7200))->late_days == 3);
+  CHECK(cli::lateness_of(d, "carol", at(due + 2 * 86400 + 7200))->penalty == doctest::Approx(0.3));
+  CHECK(cli::lateness_of(d, "carol", at(due + 4 * 86400))->penalty == 1.0);
   // alice's extension; bob's time from the CSV, not the file's: 9 h late, minus the hour of grace.
-  CHECK(cli::lateness_of(d, "alice", due + 2 * 86400)->penalty == 0);
-  const auto bob = *cli::lateness_of(d, "bob", due - 86400);
-  CHECK_FALSE(bob.submitted_from_file);
+  CHECK(cli::lateness_of(d, "alice", at(due + 2 * 86400))->penalty == 0);
+  const auto bob = *cli::lateness_of(d, "bob", at(due - 86400));
+  CHECK(bob.submitted_from.empty());  // the CSV's time
   CHECK(bob.late_days == 1);
 
   // The gradebook: raw score, lateness and the final score.
   json r = record_with_hidden_failure();
   r["student"] = "carol";
-  const std::map<std::string, cli::Lateness> late{{"carol", *cli::lateness_of(d, "carol", due + 7200)}};
+  const std::map<std::string, cli::Lateness> late{{"carol", *cli::lateness_of(d, "carol", at(due + 7200))}};
   const std::string gradebook = cli::gradebook_csv({r.get<cli::StudentRecord>()}, {saxpy_lab()}, &late);
   CHECK(gradebook.find(",submitted,due,late_days,late_penalty,final_score\n") != std::string::npos);
   CHECK(gradebook.find(",2026-12-02T00:59:00Z (file time),2026-12-01T22:59:00Z,1,10,2.7\n") != std::string::npos);
@@ -228,4 +235,29 @@ TEST_CASE(
   CHECK_THROWS_WITH(cli::read_deadlines(csv), doctest::Contains(":2: penalty_per_day '-5' must be a number"));
   CHECK_THROWS_WITH(cli::read_deadlines(csv.string() + ".missing"), doctest::Contains("cannot be read"));
   fs::remove(csv);
+}
+
+TEST_CASE(
+    "a git clone is handed in at its last commit (cloning resets file times), a plain folder at its newest file") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-handed-in-{}", ::getpid());
+  fs::remove_all(root);
+  fs::create_directories(root / "clone" / "labs");
+  std::ofstream(root / "clone" / "labs" / "kernel.cu") << "// mine\n";
+  const std::string commit = fmt::format(
+      "cd '{}' && git init -q && git add -A && GIT_COMMITTER_DATE='2026-11-30T12:00:00Z' "
+      "git -c user.name=s -c user.email=s@s commit -qm work",
+      (root / "clone").string());
+  REQUIRE(std::system(commit.c_str()) == 0);
+  const auto clone = cli::submission_time(root / "clone");
+  CHECK(clone.source == "commit time");
+  CHECK(cli::iso_time(clone.time) == "2026-11-30T12:00:00Z");
+
+  fs::create_directories(root / "plain");
+  std::ofstream(root / "plain" / "kernel.cu") << "// mine\n";
+  const auto t = fs::file_time_type::clock::now() - std::chrono::hours(48);
+  fs::last_write_time(root / "plain" / "kernel.cu", t);
+  const auto plain = cli::submission_time(root / "plain");
+  CHECK(plain.source == "file time");
+  CHECK(std::abs(std::difftime(std::time(nullptr), plain.time) - 48 * 3600) < 120);
+  fs::remove_all(root);
 }
