@@ -12,8 +12,6 @@
 #include <vector>
 
 #include "csv.hpp"
-#include "files.hpp"
-#include "gpulab/text.hpp"
 
 namespace gpulab::cli {
 
@@ -36,7 +34,10 @@ std::time_t parse_iso_time(const std::string& text) {
   tm.tm_sec = m[6].matched ? std::stoi(m[6]) : 0;
   if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
     throw std::invalid_argument(fmt::format("'{}' is not a valid date and time", text));
+  const std::tm asked = tm;
   std::time_t t = timegm(&tm);
+  if (tm.tm_mday != asked.tm_mday || tm.tm_mon != asked.tm_mon)  // 2026-02-30 would become March 2
+    throw std::invalid_argument(fmt::format("'{}' is not a date of the calendar", text));
   const std::string zone = m[7];
   if (zone != "Z") {
     const std::string digits = zone.substr(1, 2) + (zone.size() == 6 ? zone.substr(4, 2) : zone.substr(3, 2));
@@ -88,7 +89,11 @@ DuePolicy policy_of(const std::map<std::string, std::string>& row, const std::st
   p.submitted = time("submitted");
   p.grace_hours = number("grace_hours");
   p.penalty_per_day = number("penalty_per_day");
-  if (const auto days = number("max_late_days")) p.max_late_days = static_cast<int>(*days);
+  if (const auto days = number("max_late_days")) {
+    if (*days != std::floor(*days))
+      throw std::runtime_error(fmt::format("{}: max_late_days '{}' must be a whole number of days", where, *days));
+    p.max_late_days = static_cast<int>(*days);
+  }
   return p;
 }
 
@@ -101,7 +106,10 @@ Deadlines read_deadlines(const fs::path& path) {
   std::string line;
   std::vector<std::string> header;
   while (header.empty() && std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) header = csv_fields(line);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) {
+      if (line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // the byte order mark spreadsheets write
+      header = csv_fields(line);
+    }
   for (const auto& column : header)
     if (std::find(kColumns.begin(), kColumns.end(), column) == kColumns.end())
       throw std::runtime_error(fmt::format("{}:1: unknown column '{}': the columns are {}", path.string(), column,
@@ -143,13 +151,8 @@ std::optional<Lateness> lateness_of(const Deadlines& d, const std::string& stude
 }
 
 SubmissionTime submission_time(const fs::path& submission) {
-  if (fs::exists(submission / ".git")) {
-    const auto [status, output] =
-        run_command(fmt::format("git -C {} log -1 --format=%ct 2>/dev/null", shell_quote(submission.string())));
-    try {
-      if (status == 0) return {static_cast<std::time_t>(std::stoll(output)), "commit time"};
-    } catch (const std::exception&) {}  // no commit yet: the files' time
-  }
+  // Never a submission's own .git: running git there would obey the student's config, and its commit
+  // dates are the student's to write.
   return {newest_file_time(submission), "file time"};
 }
 

@@ -6,9 +6,9 @@
 //   alice,2026-12-04T23:59:00+01:00,,,,
 //   bob,,,,,2026-12-02T08:00:00Z
 //
-// An empty field takes the `*` row's. `submitted` overrides the submission's own time (a git clone's
-// last commit, else the newest modification time of its files as received): LMS exports give the
-// real one. A submission later
+// An empty field takes the `*` row's. `submitted` overrides the submission's own time (the newest
+// modification time of its files as received, which copying or cloning resets): LMS exports give the
+// real one, and the batch warns when a penalty rests on file times. A submission later
 // than due + grace loses penalty_per_day percent of its score per started day, and all of it after
 // max_late_days (empty: no limit). The gradebook shows the raw score, the lateness and the final score.
 #pragma once
@@ -41,11 +41,11 @@ std::time_t parse_iso_time(const std::string& text);
 // "2026-12-01T22:59:00Z".
 std::string iso_time(std::time_t t);
 
-// When a submission was handed in, as far as the grader can tell without the CSV: a git clone's last
-// commit (cloning sets every file's time to the clone's), else its newest file time; and which.
+// When a submission was handed in, as far as the grader can tell without the CSV: its newest file
+// time (a folder's files, an archive's own), and that it is one.
 struct SubmissionTime {
   std::time_t time = 0;
-  std::string source;  // "commit time" or "file time"
+  std::string source;  // "file time"
 };
 SubmissionTime submission_time(const std::filesystem::path& submission);
 

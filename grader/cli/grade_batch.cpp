@@ -350,10 +350,27 @@ void add_calibrations_and_budget(json& batch, const Batch& b) {
 
 // Each student's lateness under the batch's due dates: the CSV's submission time, else a git clone's
 // last commit, else the newest file time of the submission as received.
+// Warns when a penalty rests on file times, and when the CSV names a student with no submission.
 std::map<std::string, Lateness> lateness_of_students(const Batch& b, const std::vector<StudentJob>& students) {
   std::map<std::string, Lateness> out;
+  std::vector<std::string> dated_by_files;
   for (const auto& job : students)
-    if (const auto l = lateness_of(*b.deadlines, job.name, submission_time(job.entry))) out[job.name] = *l;
+    if (const auto l = lateness_of(*b.deadlines, job.name, submission_time(job.entry))) {
+      out[job.name] = *l;
+      if (l->late_days > 0 && !l->submitted_from.empty()) dated_by_files.push_back(job.name);
+    }
+  if (!dated_by_files.empty())
+    fmt::print(stderr,
+               "warning: grades.csv: the late penalty of {} student{} ({}{}) rests on the time of their files, which "
+               "copying, unpacking or cloning resets: give their times in the submitted column of {}\n",
+               dated_by_files.size(), dated_by_files.size() == 1 ? "" : "s",
+               fmt::join(dated_by_files.begin(),
+                         dated_by_files.begin() + std::min<std::size_t>(5, dated_by_files.size()), ", "),
+               dated_by_files.size() > 5 ? ", ..." : "", b.o.deadlines.string());
+  for (const auto& [name, policy] : b.deadlines->students)
+    if (std::none_of(students.begin(), students.end(), [&](const StudentJob& j) { return j.name == name; }))
+      fmt::print(stderr, "warning: {}: no submission is named {}: is its row (an extension?) misspelt?\n",
+                 b.o.deadlines.string(), name);
   return out;
 }
 

@@ -123,11 +123,61 @@ std::vector<json> read_history(const fs::path& file) {
   std::vector<json> entries;
   std::ifstream in(file);
   for (std::string line; std::getline(in, line);) {
+    if (line.size() > (64u << 10)) continue;  // no check writes such a line
     auto j = json::parse(line, nullptr, false);
     if (!j.is_discarded() && j.is_object() && j.contains("labs") && j["labs"].is_array())
       entries.push_back(std::move(j));
   }
   return entries;
+}
+
+namespace {
+
+// Copies `key` of `from` into `to` when it is a string of at most `max` bytes, or a number.
+void copy_string(const json& from, json& to, const char* key, std::size_t max) {
+  if (const auto it = from.find(key);
+      it != from.end() && it->is_string() && it->get_ref<const std::string&>().size() <= max)
+    to[key] = *it;
+}
+void copy_number(const json& from, json& to, const char* key) {
+  if (const auto it = from.find(key); it != from.end() && it->is_number()) to[key] = *it;
+}
+
+std::optional<json> sanitized_task(const json& t) {
+  if (!t.is_object() || !t.contains("task") || !t["task"].is_string() ||
+      t["task"].get_ref<const std::string&>().size() > 40)
+    return std::nullopt;
+  json out = json::object();
+  for (const char* key : {"task", "status", "status_label", "figure", "metric", "unit"}) copy_string(t, out, key, 40);
+  for (const char* key : {"points", "ratio", "threshold", "rate", "time_ms"}) copy_number(t, out, key);
+  return out;
+}
+
+std::optional<json> sanitized_lab(const json& l) {
+  if (!l.is_object() || !l.contains("id") || !l["id"].is_string() || l["id"].get_ref<const std::string&>().size() > 64)
+    return std::nullopt;
+  json out = json::object();
+  for (const char* key : {"id", "name", "files", "device"}) copy_string(l, out, key, 80);
+  out["tasks"] = json::array();
+  if (const auto tasks = l.find("tasks"); tasks != l.end() && tasks->is_array())
+    for (const auto& t : *tasks)
+      if (const auto kept = sanitized_task(t); kept && out["tasks"].size() < 16) out["tasks"].push_back(*kept);
+  return out;
+}
+
+}  // namespace
+
+std::optional<json> sanitized_history_entry(const json& entry) {
+  if (!entry.is_object() || !entry.contains("labs") || !entry["labs"].is_array()) return std::nullopt;
+  json out = json::object();
+  copy_string(entry, out, "when", 32);
+  copy_string(entry, out, "backend", 16);
+  copy_number(entry, out, "seed");
+  out["labs"] = json::array();
+  for (const auto& l : entry["labs"])
+    if (const auto kept = sanitized_lab(l); kept && out["labs"].size() < 16) out["labs"].push_back(*kept);
+  if (out["labs"].empty()) return std::nullopt;
+  return out;
 }
 
 std::string render_history(const std::vector<json>& entries, const std::string& lab) {

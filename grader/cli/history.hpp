@@ -5,6 +5,7 @@
 #pragma once
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,14 @@ std::string lab_files_hash(const std::filesystem::path& lab_folder, const std::v
 // Appends `entry` as one line (a single write, so concurrent checks do not interleave).
 void append_history(const std::filesystem::path& file, const nlohmann::json& entry);
 
-// Every well-formed line of the file, oldest first; a torn or foreign line is skipped. None: empty.
+// Every well-formed line of the file, oldest first; a torn or foreign line, or one over 64 KiB, is
+// skipped. None: empty.
 std::vector<nlohmann::json> read_history(const std::filesystem::path& file);
+
+// A history line from elsewhere (a student's submission: untrusted) rebuilt from the fields a line
+// holds, each of its type and cut to a sane length (a few labs and tasks, short strings); empty when
+// it has no lab left. What the grader keeps, renders and hands to the summary page.
+std::optional<nlohmann::json> sanitized_history_entry(const nlohmann::json& entry);
 
 // The timeline of one lab (or of every lab, `lab` empty: its folder, name or number), one row per
 // check that ran it: when, the files' hash, and each task's result ("✔ 95% copy", "✘ wrong result").

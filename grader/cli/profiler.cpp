@@ -101,6 +101,11 @@ CounterReading read_global(const std::map<std::string, double>& t, const std::st
     c.reading = loads ? "the kernel reads nothing from global memory" : "the kernel writes nothing to global memory";
     return c;
   }
+  if (bytes <= 0) {  // this ncu measured no bytes asked for: the sectors alone
+    c.value = fmt::format("{:.1f} sectors per request", sectors / requests);
+    c.reading = "4 for 32 threads reading consecutive 4-byte words; 32 when each thread touches its own sector";
+    return c;
+  }
   const double used = std::min(1.0, bytes / (32 * sectors));
   c.value = fmt::format("{:.1f} sectors per request, {:.0f}% of their bytes used", sectors / requests, 100 * used);
   const char* access = loads ? "read" : "write";
@@ -338,10 +343,13 @@ std::vector<KernelProfile> read_profile(const std::vector<ProfiledLaunch>& launc
     std::map<std::string, double> totals;
     double time = 0;
     for (const ProfiledLaunch* l : of_kernel) time += metric(l->metrics, kDuration);
-    for (const auto& [name, first] : of_kernel.front()->metrics) {
+    std::map<std::string, double> first;  // every metric any launch has, at its first value
+    for (const ProfiledLaunch* l : of_kernel)
+      for (const auto& [name, value] : l->metrics) first.emplace(name, value);
+    for (const auto& [name, value] : first) {
       double v = 0;
       if (name.rfind("launch__", 0) == 0) {
-        v = first;
+        v = value;
       } else if (name.find("pct") != std::string::npos) {  // weighted by each launch's duration
         for (const ProfiledLaunch* l : of_kernel)
           v += metric(l->metrics, name) * (time > 0 ? metric(l->metrics, kDuration) / time : 1.0 / of_kernel.size());
@@ -365,10 +373,12 @@ std::string ncu_failure(const std::string& log) {
            "https://developer.nvidia.com/ERR_NVGPUCTRPERM) or run the check as root";
   if (log.find("No kernels were profiled") != std::string::npos)
     return "Nsight Compute saw no kernel launch in the timing case: the function launched no kernel of its own";
-  const auto error = log.find("==ERROR==");
-  if (error != std::string::npos)
-    return "Nsight Compute failed: " + log.substr(error + 10, log.find('\n', error) - error - 10);
-  return {};
+  const std::string marker = "==ERROR== ";
+  const auto error = log.find(marker);
+  if (error == std::string::npos) return {};
+  const auto from = error + marker.size();
+  const auto end = log.find('\n', from);
+  return "Nsight Compute failed: " + log.substr(from, end == std::string::npos ? std::string::npos : end - from);
 }
 
 Profiler make_profiler(const Toolchain& tc, const std::string& backend) {
@@ -420,13 +430,16 @@ TaskProfile profile_task(const RunRequest& base, const Profiler& profiler, const
   for (const auto& c : base.manifest->cases)
     if (c.timing) out.case_name = c.name;
   const TaskResult* result = run.tasks.empty() ? nullptr : &run.tasks.front();
-  if (const std::string failure = ncu_failure(read_text(log)); !failure.empty()) {
-    out.note = failure;
-  } else if (!run.grader_failure.empty()) {
+  const bool ran = result && (result->status == Status::passed || result->status == Status::wrong_result);
+  if (!run.grader_failure.empty()) {
     out.note = "not profiled: " + run.grader_failure;
+  } else if (result && !ran) {  // it crashed, hung or was refused: that is what to fix first
+    out.note = fmt::format("not profiled: the timing case did not run to its end ({}): {}", describe(result->status),
+                           result->message);
+  } else if (const std::string failure = ncu_failure(read_text(log)); !failure.empty()) {
+    out.note = failure;
   } else if (!fs::exists(report.string() + ".ncu-rep")) {
-    out.note = result && result->status != Status::passed ? "not profiled: the timing case failed: " + result->message
-                                                          : "Nsight Compute wrote no report";
+    out.note = "Nsight Compute wrote no report";
   } else {
     const CommandOutput csv = run_command(
         fmt::format("{} --import {} --csv --page raw --print-units base 2>{}", shell_quote(profiler.ncu),
@@ -440,7 +453,7 @@ TaskProfile profile_task(const RunRequest& base, const Profiler& profiler, const
       if (launches >= profiler.launch_count)
         out.note = fmt::format("the first {} kernel launches of the call were measured", launches);
     }
-    if (result && result->status != Status::passed)
+    if (result && result->status == Status::wrong_result)
       out.note += (out.note.empty() ? "" : "; ") + std::string("its output was wrong: ") + result->message;
   }
   return out;
@@ -457,7 +470,11 @@ std::vector<TaskProfile> profile_lab(const RunRequest& base, const Profiler& pro
       out.push_back({task, "", {}, "this lab has no timing case to profile"});
       continue;
     }
-    out.push_back(profile_task(base, profiler, task));
+    try {
+      out.push_back(profile_task(base, profiler, task));
+    } catch (const std::exception& e) {  // profiling informs: its failure never costs the check
+      out.push_back({task, "", {}, fmt::format("not profiled: {}", e.what())});
+    }
   }
   return out;
 }

@@ -133,16 +133,28 @@ void add_task_tests(json& tests, const LabRun& lab, const TaskResult& shown, con
   tests.push_back(std::move(graded));
 }
 
-// The submission's rates for Gradescope's leaderboard: tasks that passed with no integrity finding.
-json leaderboard_entries(const StudentRecord& r) {
+// The submission's rates for Gradescope's leaderboard: tasks with no integrity finding whose cases
+// passed. Gradescope shows the board at once, so with results shown later only the visible cases'
+// verdict counts: a task's presence must not give a hidden case away.
+json leaderboard_entries(const StudentRecord& r, const GradescopeOptions& o) {
   json entries = json::array();
   for (const auto& lab : r.labs)
-    for (const auto& t : lab.run.tasks)
-      if (t.status == Status::passed && t.finding.empty() && t.rate)
+    for (const auto& t : lab.run.tasks) {
+      const bool later = o.hidden_visibility != "visible" && ran_hidden_cases(t);
+      const bool passed = t.status == Status::passed || (later && t.failed_in_hidden_case);
+      if (passed && t.finding.empty() && t.rate)
         entries.push_back({{"name", fmt::format("{} / {} ({})", lab.run.id, t.task, lab.run.calibration.unit)},
                            {"value", *t.rate},
                            {"order", "desc"}});
+    }
   return entries;
+}
+
+// When Gradescope shows what `visibility` holds back, in words.
+std::string shown_when(const std::string& visibility) {
+  return visibility == "after_due_date"    ? "after the due date"
+         : visibility == "after_published" ? "once the grades are published"
+                                           : "to the course staff only";
 }
 
 }  // namespace
@@ -163,7 +175,8 @@ json gradescope_results(const StudentRecord& record, const GradescopeOptions& op
   for (const auto& n : result.notes) output += (output.empty() ? "" : "\n") + n;
   if (split)
     output += std::string(output.empty() ? "" : "\n") +
-              "Tasks graded on cases the course does not publish show their points after the due date.";
+              fmt::format("Tasks graded on cases the course does not publish show their points {}.",
+                          shown_when(options.hidden_visibility));
   // The specification has no total maximum (the assignment sets it): it goes with the extra data.
   json out{{"extra_data", {{"max_score", result.max_score}, {"student", result.student}}},
            {"execution_time", static_cast<int>(result.duration_s)},
@@ -171,7 +184,7 @@ json gradescope_results(const StudentRecord& record, const GradescopeOptions& op
            {"tests", tests}};
   // With tests shown later, Gradescope's total is the sum of the tests, so it too is shown then.
   if (!split) out["score"] = result.score.value_or(0.0);
-  if (options.leaderboard) out["leaderboard"] = leaderboard_entries(record);
+  if (options.leaderboard) out["leaderboard"] = leaderboard_entries(record, options);
   return out;
 }
 
@@ -181,7 +194,11 @@ namespace {
 std::string history_text(const StudentRecord& record) {
   if (record.history.empty()) return {};
   std::string text = "\nYour checks before you submitted (the make check history your machine recorded):\n";
-  for (const auto& lab : record.labs) text += render_history(record.history, lab.run.id);
+  try {
+    for (const auto& lab : record.labs) text += render_history(record.history, lab.run.id);
+  } catch (const std::exception& e) {  // it informs; the feedback is complete without it
+    text += fmt::format("  (it could not be shown: {})\n", e.what());
+  }
   return text;
 }
 
@@ -217,10 +234,7 @@ std::string feedback_text(const StudentRecord& record, const GradescopeOptions& 
     text += fmt::format(
         "\nOn Gradescope, the points of {} (graded on cases the course does not publish) are shown {}; until "
         "then it shows whether the cases you can run passed.\n",
-        fmt::join(later, ", "),
-        options.hidden_visibility == "after_due_date"    ? "after the due date"
-        : options.hidden_visibility == "after_published" ? "once the grades are published"
-                                                         : "to the course staff only");
+        fmt::join(later, ", "), shown_when(options.hidden_visibility));
   return text;
 }
 

@@ -654,16 +654,18 @@ def first_full_pass(history: list, lab: str, tasks) -> tuple:
     """When the student's own checks first had every task of the lab passed (each task's latest
     result counts, as TASK= checks run only some), and how many checks of the lab came before."""
     latest, checks = {}, 0
-    for entry in history:
-        for record in entry.get("labs") or []:
+    for entry in history if isinstance(history, list) else []:
+        labs = entry.get("labs") if isinstance(entry, dict) else None
+        for record in labs if isinstance(labs, list) else []:
             if not isinstance(record, dict) or record.get("id") != lab:
                 continue
             checks += 1
-            for t in record.get("tasks") or []:
+            tasks_run = record.get("tasks")
+            for t in tasks_run if isinstance(tasks_run, list) else []:
                 if isinstance(t, dict) and text(t.get("task")):
-                    latest[t["task"]] = t.get("status") == "passed"
+                    latest[text(t["task"])] = t.get("status") == "passed"
             if tasks and all(latest.get(t) for t in tasks):
-                return text(entry.get("when")), checks
+                return text(entry.get("when")) if isinstance(entry, dict) else "", checks
     return "", checks
 
 

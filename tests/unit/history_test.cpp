@@ -11,6 +11,7 @@
 using namespace gpulab;
 using namespace gpulab::cli;
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 namespace {
 
@@ -86,4 +87,41 @@ TEST_CASE("a lab's files hash changes with their contents and names, and a missi
   std::ofstream(folder.path() / "k.cl") << "kernel void k() { }\n";
   CHECK(lab_files_hash(folder.path(), {"k.cl", "host.cpp"}) != before);
   CHECK(lab_files_hash(folder.path(), {"k.cl"}) != lab_files_hash(folder.path(), {"k.cl", "host.cpp"}));
+}
+
+TEST_CASE("a history line from a submission keeps only known fields of their types, short, and few") {
+  const json good = json::parse(R"({"when": "2026-11-21T10:30:00Z", "backend": "cuda", "source": "/home/dana",
+      "labs": [{"id": "02-transpose", "name": "transpose", "files": "bbbb", "extra": [[[1]]],
+                "tasks": [{"task": "naive", "status": "passed", "figure": "30% copy", "ratio": 0.3, "x": {"y": 1}}]}]})");
+  const auto kept = gpulab::cli::sanitized_history_entry(good);
+  REQUIRE(kept);
+  CHECK_FALSE(kept->contains("source"));  // a path on the student's machine
+  CHECK((*kept)["labs"][0] == json::parse(R"({"id": "02-transpose", "name": "transpose", "files": "bbbb",
+      "tasks": [{"task": "naive", "status": "passed", "figure": "30% copy", "ratio": 0.3}]})"));
+
+  // Wrong types and a 4 MB name are dropped, not thrown on.
+  const json hostile = json::parse(R"({"when": 1, "labs": [5, {"id": 1}, {"id": "01-matmul", "tasks": 5},
+      {"id": "02-transpose", "tasks": ["a", {"task": 3}, {"task": "ok", "status": 1, "points": "x"}]}]})");
+  const auto cleaned = gpulab::cli::sanitized_history_entry(hostile);
+  REQUIRE(cleaned);
+  CHECK_FALSE(cleaned->contains("when"));
+  REQUIRE((*cleaned)["labs"].size() == 2);
+  CHECK((*cleaned)["labs"][0]["tasks"].empty());
+  CHECK((*cleaned)["labs"][1]["tasks"] == json::parse(R"([{"task": "ok"}])"));
+  json nested = json::parse(R"({"labs": [{"id": "02-transpose"}]})");
+  nested["labs"][0]["tasks"] = json::array({{{"task", std::string(4 << 20, 'A')}}});
+  CHECK((*gpulab::cli::sanitized_history_entry(nested))["labs"][0]["tasks"].empty());
+  CHECK_FALSE(gpulab::cli::sanitized_history_entry(json::parse("[1]")));
+  CHECK_FALSE(gpulab::cli::sanitized_history_entry(json::parse(R"({"labs": [{"no": "id"}]})")));
+  CHECK(gpulab::cli::render_history({*cleaned}, "02-transpose").find("ok") != std::string::npos);
+
+  // A line of 100,000 nested brackets (200 KB) is no check's: read_history skips it unparsed.
+  const fs::path file = fs::temp_directory_path() / "gpulab-history-deep.jsonl";
+  std::ofstream(file) << R"({"labs": [{"id": "x", "n": )" << std::string(100000, '[') << std::string(100000, ']')
+                      << "}]}\n"
+                      << good.dump() << "\n";
+  const auto lines = gpulab::cli::read_history(file);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0]["when"] == "2026-11-21T10:30:00Z");
+  fs::remove(file);
 }

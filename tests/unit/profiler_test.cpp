@@ -169,6 +169,8 @@ TEST_CASE("ncu's failures are said in words with what to do: no permission, no k
   CHECK(ncu_failure("==ERROR== Failed to prepare kernel for profiling\n") ==
         "Nsight Compute failed: Failed to prepare kernel for profiling");
   CHECK(ncu_failure("==PROF== Connected to process 1\n==PROF== Report: /tmp/x.ncu-rep\n").empty());
+  CHECK(ncu_failure("==ERROR== cut short") == "Nsight Compute failed: cut short");  // no line end
+  CHECK(ncu_failure("==ERROR==") == "");  // not even the marker's space: not ncu's error line
 }
 
 TEST_CASE("every lab's profile names known counters, and an unknown one is refused with the list of counters") {

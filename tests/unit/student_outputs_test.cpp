@@ -168,20 +168,33 @@ TEST_CASE("the leaderboard lists the rates of tasks that passed without an integ
   json j = record_with_hidden_failure();
   j["labs"][0]["calibration"] = {{"unit", "GB/s"}, {"rates", {{"copy", 2900.0}}}, {"copy_gbps", 2900.0}};
   j["labs"][0]["tasks"][0]["rate"] = 812.5;
-  j["labs"][0]["tasks"][1]["rate"] = 2600.0;  // wrong results: not honest
+  j["labs"][0]["tasks"][1]["rate"] = 2600.0;  // wrong in a hidden case only
   j["labs"].push_back(j["labs"][0]);
   j["labs"][1]["id"] = "02-copy";
   j["labs"][1]["tasks"][0]["finding"] = "faster_than_device";
+  j["labs"][1]["tasks"][1]["status"] = "timeout";
+  j["labs"][1]["tasks"][1]["hidden_case"] = false;
   const auto record = j.get<cli::StudentRecord>();
   CHECK_FALSE(cli::gradescope_results(record).contains("leaderboard"));
   cli::GradescopeOptions o;
   o.leaderboard = true;
+  o.hidden_visibility = "visible";  // every result shown now: the task that failed a hidden case is off the board
   const json r = cli::gradescope_results(record, o);
   gpulab::testing::check_gradescope_schema(r);
   REQUIRE(r["leaderboard"].size() == 1);
   CHECK(r["leaderboard"][0]["name"] == "01-saxpy / naive (GB/s)");
   CHECK(r["leaderboard"][0]["value"] == 812.5);
   CHECK(r["leaderboard"][0]["order"] == "desc");
+  // With hidden results shown after the due date, the board (shown at once) must not give them away:
+  // the task whose visible cases passed is on it.
+  o.hidden_visibility = "after_due_date";
+  const json later = cli::gradescope_results(record, o);
+  REQUIRE(later["leaderboard"].size() == 2);
+  CHECK(later["leaderboard"][1]["name"] == "01-saxpy / optimized (GB/s)");
+  CHECK(later["output"].get<std::string>().find("show their points after the due date") != std::string::npos);
+  o.hidden_visibility = "after_published";
+  CHECK(cli::gradescope_results(record, o)["output"].get<std::string>().find("once the grades are published") !=
+        std::string::npos);
 }
 
 namespace {
@@ -237,27 +250,32 @@ TEST_CASE(
   fs::remove(csv);
 }
 
-TEST_CASE(
-    "a git clone is handed in at its last commit (cloning resets file times), a plain folder at its newest file") {
+TEST_CASE("a submission is dated by its newest file, and its own .git is never run") {
   const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-handed-in-{}", ::getpid());
   fs::remove_all(root);
-  fs::create_directories(root / "clone" / "labs");
-  std::ofstream(root / "clone" / "labs" / "kernel.cu") << "// mine\n";
-  const std::string commit = fmt::format(
-      "cd '{}' && git init -q && git add -A && GIT_COMMITTER_DATE='2026-11-30T12:00:00Z' "
-      "git -c user.name=s -c user.email=s@s commit -qm work",
-      (root / "clone").string());
-  REQUIRE(std::system(commit.c_str()) == 0);
-  const auto clone = cli::submission_time(root / "clone");
-  CHECK(clone.source == "commit time");
-  CHECK(cli::iso_time(clone.time) == "2026-11-30T12:00:00Z");
-
-  fs::create_directories(root / "plain");
-  std::ofstream(root / "plain" / "kernel.cu") << "// mine\n";
+  fs::create_directories(root / "clone" / ".git");
+  // A config that would run a program of the student's if the grader ran git there.
+  std::ofstream(root / "clone" / ".git" / "config")
+      << "[core]\n\tfsmonitor = touch " << (root / "ran").string() << "\n[log]\n\tshowSignature = true\n";
+  std::ofstream(root / "clone" / "kernel.cu") << "// mine\n";
   const auto t = fs::file_time_type::clock::now() - std::chrono::hours(48);
-  fs::last_write_time(root / "plain" / "kernel.cu", t);
-  const auto plain = cli::submission_time(root / "plain");
-  CHECK(plain.source == "file time");
-  CHECK(std::abs(std::difftime(std::time(nullptr), plain.time) - 48 * 3600) < 120);
+  fs::last_write_time(root / "clone" / "kernel.cu", t);
+  fs::last_write_time(root / "clone" / ".git" / "config", t);
+  const auto handed_in = cli::submission_time(root / "clone");
+  CHECK(handed_in.source == "file time");
+  CHECK(std::abs(std::difftime(std::time(nullptr), handed_in.time) - 48 * 3600) < 120);
+  CHECK_FALSE(fs::exists(root / "ran"));
   fs::remove_all(root);
+}
+
+TEST_CASE(
+    "a due-date CSV from a spreadsheet (byte order mark) reads; a date not in the calendar and half days do not") {
+  const fs::path csv = fs::temp_directory_path() / fmt::format("gpulab-bom-deadlines-{}.csv", ::getpid());
+  std::ofstream(csv) << "\xEF\xBB\xBFstudent,due\n*,2026-12-01T23:59:00Z\n";
+  CHECK(cli::iso_time(*cli::read_deadlines(csv).everyone.due) == "2026-12-01T23:59:00Z");
+  std::ofstream(csv) << "student,due\n*,2026-02-30T12:00Z\n";
+  CHECK_THROWS_WITH(cli::read_deadlines(csv), doctest::Contains("'2026-02-30T12:00Z' is not a date of the calendar"));
+  std::ofstream(csv) << "student,due,max_late_days\n*,2026-12-01T23:59Z,2.5\n";
+  CHECK_THROWS_WITH(cli::read_deadlines(csv), doctest::Contains("max_late_days '2.5' must be a whole number of days"));
+  fs::remove(csv);
 }
