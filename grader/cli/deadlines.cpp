@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "csv.hpp"
+#include "gpulab/text.hpp"
 
 namespace gpulab::cli {
 
@@ -70,11 +71,7 @@ DuePolicy policy_of(const std::map<std::string, std::string>& row, const std::st
   const auto number = [&](const std::string& column) -> std::optional<double> {
     const std::string text = field(column);
     if (text.empty()) return std::nullopt;
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(text, &used);
-      if (used == text.size() && v >= 0) return v;
-    } catch (const std::exception&) {}
+    if (const auto v = parse_double(text); v && *v >= 0) return v;
     throw std::runtime_error(fmt::format("{}: {} '{}' must be a number, 0 or more", where, column, text));
   };
   const auto time = [&](const std::string& column) -> std::optional<std::time_t> {

@@ -348,9 +348,8 @@ void add_calibrations_and_budget(json& batch, const Batch& b) {
   batch["phases_students"] = b.budgets.size();
 }
 
-// Each student's lateness under the batch's due dates: the CSV's submission time, else a git clone's
-// last commit, else the newest file time of the submission as received.
-// Warns when a penalty rests on file times, and when the CSV names a student with no submission.
+// Each student's lateness under the batch's due dates: the CSV's submission time, else the newest
+// file time of the submission as received. Warns when a penalty rests on file times, and when the CSV names a student with no submission.
 std::map<std::string, Lateness> lateness_of_students(const Batch& b, const std::vector<StudentJob>& students) {
   std::map<std::string, Lateness> out;
   std::vector<std::string> dated_by_files;
@@ -389,12 +388,9 @@ void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, 
     if (!records.back().grader_error)
       write_student_outputs(records.back(), path.parent_path(), gradescope_options(b.o));
   }
-  if (b.deadlines) {
-    const auto lateness = lateness_of_students(b, students);
-    write_text_atomically(gradebook_csv(records, b.labs, &lateness), b.out / "grades.csv");
-  } else {
-    write_text_atomically(gradebook_csv(records, b.labs), b.out / "grades.csv");
-  }
+  std::optional<std::map<std::string, Lateness>> lateness;
+  if (b.deadlines) lateness = lateness_of_students(b, students);
+  write_text_atomically(gradebook_csv(records, b.labs, lateness ? &*lateness : nullptr), b.out / "grades.csv");
   std::vector<std::string> ids;
   for (const auto& m : b.labs) ids.push_back(m.id);
   const double hours = summary.wall_s / 3600;

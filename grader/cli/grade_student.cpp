@@ -203,8 +203,6 @@ std::string nothing_found(const StudentJob& job, const SubmissionFiles& files,
       near.empty() ? "" : fmt::format("; {}", fmt::join(near, "; ")));
 }
 
-// Opens the submission and takes each lab's files into the scratch folder; the record gets the
-// notes, the refusal if any, and the content hash: what decides whether a rerun may skip this student.
 // The student's make check history, when the submission holds one (history.jsonl at its top, in
 // build/, or under one wrapping folder): the lines of the batch's labs, the newest kHistoryLines,
 // and only those lines' labs. A broken or foreign line is skipped; a file over 4 MiB is not read.
@@ -233,6 +231,8 @@ std::vector<json> submitted_history(const Batch& b, const SubmissionFiles& files
   return kept;
 }
 
+// Opens the submission and takes each lab's files into the scratch folder; the record gets the
+// notes, the refusal if any, and the content hash: what decides whether a rerun may skip this student.
 std::map<std::string, LabFiles> open_and_hash(const Batch& b, const StudentJob& job, const fs::path& scratch,
                                               StudentRecord& record) {
   const SubmissionFiles files = open_files(job, scratch, record);

@@ -1,6 +1,5 @@
 #include "profiler.hpp"
 
-#include <fmt/color.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -21,16 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // ncu writes numbers with thousands separators ("16,381,968"); "" or words are not numbers.
-std::optional<double> number_in(std::string text) {
-  std::erase(text, ',');
-  if (text.empty()) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    if (used == text.size()) return v;
-  } catch (const std::exception&) {}
-  return std::nullopt;
-}
+std::optional<double> number_in(const std::string& text) { return parse_double(replace_all(text, ",")); }
 
 // "void tile<0>(const float *, float *, int)" -> "tile<0>": the name a student wrote.
 std::string short_kernel_name(const std::string& demangled) {
@@ -53,14 +43,8 @@ std::string short_kernel_name(const std::string& demangled) {
 
 std::vector<ProfiledLaunch> parse_ncu_raw_csv(const std::string& csv) {
   std::vector<std::vector<std::string>> rows;
-  std::size_t start = 0;
-  while (start < csv.size()) {
-    const std::size_t end = std::min(csv.find('\n', start), csv.size());
-    const std::string line = csv.substr(start, end - start);
-    if (!line.empty() && line.front() == '"')
-      rows.push_back(csv_fields(line));  // ncu's own ==PROF== lines are not rows
-    start = end + 1;
-  }
+  for (const auto& line : split_lines(csv))
+    if (!line.empty() && line.front() == '"') rows.push_back(csv_fields(line));  // ncu's ==PROF== lines are not rows
   if (rows.empty()) throw std::runtime_error("Nsight Compute's report has no CSV rows");
   const auto& header = rows.front();
   const auto kernel_column = std::find(header.begin(), header.end(), "Kernel Name");
@@ -92,7 +76,7 @@ double metric(const std::map<std::string, double>& totals, const std::string& na
 // whose threads access consecutive words uses all of them (a broadcast even more: capped at 100%).
 CounterReading read_global(const std::map<std::string, double>& t, const std::string& op) {
   const bool loads = op == "ld";
-  CounterReading c{loads ? "global_loads" : "global_stores", loads ? "global loads" : "global stores", "", "", false};
+  CounterReading c;
   const double requests = metric(t, "l1tex__t_requests_pipe_lsu_mem_global_op_" + op + ".sum");
   const double sectors = metric(t, "l1tex__t_sectors_pipe_lsu_mem_global_op_" + op + ".sum");
   const double bytes = metric(t, "sm__sass_data_bytes_mem_global_op_" + op + ".sum");
@@ -143,7 +127,7 @@ double conflict_ways(const std::map<std::string, double>& t, const std::string& 
 }
 
 CounterReading read_bank_conflicts(const std::map<std::string, double>& t) {
-  CounterReading c{"shared_bank_conflicts", "shared memory", "", "", false};
+  CounterReading c;
   const double loads = conflict_ways(t, "ld"), stores = conflict_ways(t, "st");
   if (loads == 0 && stores == 0) {
     c.value = "not used";
@@ -189,7 +173,7 @@ std::string occupancy_limiter(const std::map<std::string, double>& t) {
 }
 
 CounterReading read_occupancy(const std::map<std::string, double>& t) {
-  CounterReading c{"occupancy", "occupancy", "", "", false};
+  CounterReading c;
   const double achieved = metric(t, "sm__warps_active.avg.pct_of_peak_sustained_active");
   const double theoretical = metric(t, "sm__maximum_warps_per_active_cycle_pct");
   const double waves = metric(t, "launch__waves_per_multiprocessor");
@@ -218,7 +202,7 @@ CounterReading read_occupancy(const std::map<std::string, double>& t) {
 }
 
 CounterReading read_dram(const std::map<std::string, double>& t) {
-  CounterReading c{"dram_throughput", "DRAM throughput", "", "", false};
+  CounterReading c;
   const double pct = metric(t, "dram__throughput.avg.pct_of_peak_sustained_elapsed");
   c.value = fmt::format("{:.0f}% of peak; {:.1f} MB read, {:.1f} MB written", pct,
                         metric(t, "dram__bytes_read.sum") / 1e6, metric(t, "dram__bytes_write.sum") / 1e6);
@@ -236,7 +220,7 @@ CounterReading read_dram(const std::map<std::string, double>& t) {
 }
 
 CounterReading read_compute(const std::map<std::string, double>& t) {
-  CounterReading c{"fp32_throughput", "FP32 pipes", "", "", false};
+  CounterReading c;
   const double fma = metric(t, "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active");
   c.value = fmt::format("busy {:.0f}% of the cycles; SM throughput {:.0f}% of peak", fma,
                         metric(t, "sm__throughput.avg.pct_of_peak_sustained_elapsed"));
@@ -360,7 +344,12 @@ std::vector<KernelProfile> read_profile(const std::vector<ProfiledLaunch>& launc
     }
     KernelProfile k{kernel, static_cast<int>(of_kernel.size()), time / 1e6, {}};  // ns -> ms
     for (const auto& name : counters)
-      if (const ProfileCounter* c = find_counter(name)) k.counters.push_back(c->read(totals));
+      if (const ProfileCounter* c = find_counter(name)) {
+        CounterReading reading = c->read(totals);
+        reading.counter = c->name;
+        reading.label = c->label;
+        k.counters.push_back(std::move(reading));
+      }
     out.push_back(std::move(k));
   }
   return out;
@@ -475,28 +464,6 @@ std::vector<TaskProfile> profile_lab(const RunRequest& base, const Profiler& pro
     } catch (const std::exception& e) {  // profiling informs: its failure never costs the check
       out.push_back({task, "", {}, fmt::format("not profiled: {}", e.what())});
     }
-  }
-  return out;
-}
-
-std::string render_profile(const std::vector<TaskProfile>& profile, bool color) {
-  if (profile.empty()) return {};
-  const auto paint = [color](const std::string& text, fmt::text_style style) {
-    return color ? fmt::format(style, "{}", text) : text;
-  };
-  std::string out = "\n  profile (Nsight Compute; one launch of the timing case; for information, not graded):\n";
-  for (const auto& t : profile) {
-    out += fmt::format("    {}{}\n", t.task, t.case_name.empty() ? "" : fmt::format(" · case {}", t.case_name));
-    for (const auto& k : t.kernels) {
-      out += fmt::format("      {} · {} launch{}, {:.3f} ms\n", paint(k.kernel, fmt::emphasis::bold), k.launches,
-                         k.launches == 1 ? "" : "es", k.time_ms);
-      for (const auto& c : k.counters) {
-        out += fmt::format("        {:<16} {}\n", c.label, c.value);
-        out += "        " + std::string(17, ' ') +
-               (c.concern ? paint("! " + c.reading, fg(fmt::terminal_color::yellow)) : c.reading) + "\n";
-      }
-    }
-    if (!t.note.empty()) out += fmt::format("      {}\n", t.note);
   }
   return out;
 }

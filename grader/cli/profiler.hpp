@@ -30,7 +30,8 @@ struct ProfileCounter {
   std::string name;   // as lab.toml names it
   std::string label;  // as the report names it
   std::vector<std::string> metrics;
-  // The figure and its reading, from one kernel's launches (metrics summed or averaged over them).
+  // The figure, its reading and whether it is a concern, from one kernel's launches (metrics summed
+  // or averaged over them); read_profile adds the counter's name and label.
   CounterReading (*read)(const std::map<std::string, double>& totals);
 };
 const std::vector<ProfileCounter>& profile_counters();
@@ -58,8 +59,5 @@ Profiler make_profiler(const Toolchain& toolchain, const std::string& backend);
 // Each of `base.tasks`' timing case under the profiler, one runner process per task, with the
 // counters of `base.manifest`. A task whose run failed or measured nothing has a note saying why.
 std::vector<TaskProfile> profile_lab(const RunRequest& base, const Profiler& profiler);
-
-// The profile of a lab as the report shows it (under the lab's table); "" when there is none.
-std::string render_profile(const std::vector<TaskProfile>& profile, bool color);
 
 }  // namespace gpulab::cli

@@ -10,7 +10,6 @@
 
 #include "files.hpp"
 #include "gpulab/metrics.hpp"
-#include "profiler.hpp"
 
 namespace gpulab::cli {
 
@@ -171,6 +170,26 @@ std::string task_problem(const TaskResult& t, const Painter& paint) {
   return details.empty() ? out : out + indent(details, "      ");
 }
 
+// The profiler's counters under a lab's table (`gpulab check --profile`, profiler.hpp).
+std::string profile_section(const std::vector<TaskProfile>& profile, const Painter& paint) {
+  if (profile.empty()) return {};
+  std::string out = "\n  profile (Nsight Compute; one launch of the timing case; for information, not graded):\n";
+  for (const auto& t : profile) {
+    out += fmt::format("    {}{}\n", t.task, t.case_name.empty() ? "" : fmt::format(" · case {}", t.case_name));
+    for (const auto& k : t.kernels) {
+      out += fmt::format("      {} · {} launch{}, {:.3f} ms\n", paint(k.kernel, fmt::emphasis::bold), k.launches,
+                         k.launches == 1 ? "" : "es", k.time_ms);
+      for (const auto& c : k.counters) {
+        out += fmt::format("        {:<16} {}\n", c.label, c.value);
+        out += "        " + std::string(17, ' ') +
+               (c.concern ? paint("! " + c.reading, fg(fmt::terminal_color::yellow)) : c.reading) + "\n";
+      }
+    }
+    if (!t.note.empty()) out += fmt::format("      {}\n", t.note);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_warnings(const std::vector<std::string>& warnings, bool color) {
@@ -213,7 +232,7 @@ std::string render_report(const RunSummary& run, bool color) {
     }
     if (!problems.empty()) out += "\n" + problems;
     out += render_warnings(lab.warnings, color);
-    out += render_profile(lab.profile, color);
+    out += profile_section(lab.profile, paint);
     if (std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.borderline; }))
       out +=
           "  ~ borderline: the ratio ended within 5% of its threshold after being measured again; a loaded "

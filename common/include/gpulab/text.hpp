@@ -2,7 +2,9 @@
 #pragma once
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,17 @@ inline std::vector<std::string> split_lines(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+// `text` as a number when all of it is one ("2.5", "1e6"); empty for "", words or trailing characters.
+inline std::optional<double> parse_double(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {}
+  return std::nullopt;
 }
 
 // `s` safe as HTML text and as a quoted attribute value: & < > " ' escaped.
