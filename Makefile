@@ -13,7 +13,7 @@
 #   make history [LAB=..]           your checks so far, per lab: a timeline (and plots, with matplotlib)
 #   make test                       the project's own test suite (CTest)
 #   make format                     apply the house style (.clang-format) to every C++, CUDA and OpenCL source
-#   make docs                       the lecture companion (docs/) as a site in build/site
+#   make docs [EDITION=student]     the lecture companion (docs/) as a site in build/site
 #   make bench-docs                 measure the solutions on this device into docs/measured/
 #   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB=..] [BACKEND=..]
 #              [LEADERBOARD=1] [DEADLINES=due.csv] [HIDDEN_VISIBILITY=after_due_date]
@@ -117,6 +117,7 @@ format: deps
 	@scripts/format.sh
 
 test: deps
+	@scripts/docs/venv.sh "$(DOCS_VENV)"
 	@scripts/build-harness.sh "$(BUILD)" $(JOBS) --all
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900 -j $(JOBS)
 
@@ -129,10 +130,14 @@ DOCS_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 BENCH ?= $(BUILD)/bench
 MEASURED ?= docs/measured
 
+# EDITION: instructor (solutions and answers; the default where solutions/ exists) or student (the
+# default in the student repository). The site generator lives in $(BUILD)/docs-venv (scripts/docs/venv.sh).
+DOCS_VENV = $(abspath $(BUILD))/docs-venv
+EDITION ?= $(if $(wildcard solutions),instructor,student)
 docs: deps
-	@test -d solutions || { echo "docs: the site's lab chapters include code from solutions/, which the student repository does not have; build the site in the instructor repository"; exit 2; }
-	@mkdocs build --strict --quiet --site-dir "$(abspath $(BUILD))/site"
-	@echo "docs: built; open file://$(abspath $(BUILD))/site/index.html"
+	@scripts/docs/venv.sh "$(DOCS_VENV)"
+	@GPULAB_DOCS_EDITION=$(EDITION) NO_MKDOCS_2_WARNING=1 "$(DOCS_VENV)/bin/mkdocs" build --strict --quiet --site-dir "$(abspath $(BUILD))/site"
+	@echo "docs: the $(EDITION) edition is built; open file://$(abspath $(BUILD))/site/index.html"
 
 docs-figures: deps
 	@$(DOCS_PYTHON) scripts/docs/figures.py docs/figures

@@ -23,14 +23,16 @@ group_check=(
 # Batch grading: the sandbox around each submission, the summary page OUT/index.html
 # (scripts/grade/summary.py draws its plots with matplotlib), and sim_c++ for `gpulab similarity`.
 group_grade=(bubblewrap python3-matplotlib similarity-tester)
-# The lecture companion: mkdocs builds docs/ into build/site.
-group_docs=(mkdocs mkdocs-material python3-pymdownx)
+# The lecture companion: a virtual environment for the pinned MkDocs Material from PyPI
+# (scripts/docs/venv.sh), and KaTeX for its formulas, served with the site.
+group_docs=(python3-venv libjs-katex)
 # The figures and measured plots of docs/ (scripts/docs/figures.py, render_measured.py).
 group_plots=(python3-matplotlib)
-# make test: everything above, the summary page test's headless browser and image reader
-# (tests/grade/summary_page_test.py), and clang-format for the house-style check (make format too).
+# make test: everything above, the headless browser and image reader of the summary page test
+# (tests/grade/summary_page_test.py), Selenium and chromedriver for the docs site in a browser
+# (tests/docs/browser_test.py), and clang-format for the house-style check (make format too).
 group_test=("${group_check[@]}" "${group_grade[@]}" "${group_docs[@]}" "${group_plots[@]}" chromium python3-pil
-            clang-format)
+            chromium-driver python3-selenium clang-format)
 
 [ $# -gt 0 ] || set -- check
 packages=()

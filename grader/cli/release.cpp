@@ -19,13 +19,15 @@ namespace fs = std::filesystem;
 namespace gpulab::cli {
 namespace {
 
-// What students never receive: the reference solutions, and the fixtures of the tests that are
-// near-solutions (weaker kernels, hostile submissions).
+// What students never receive: the reference solutions, the answers to the docs' questions, and
+// the fixtures of the tests that are near-solutions (weaker kernels, hostile submissions).
 bool left_out(const fs::path& relative) {
   auto part = relative.begin();
   if (part == relative.end()) return false;
   if (*part == "solutions") return true;
-  return *part == "tests" && ++part != relative.end() && *part == "fixtures";
+  const fs::path top = *part;
+  if (++part == relative.end()) return false;
+  return (top == "tests" && *part == "fixtures") || (top == "docs" && *part == "answers");
 }
 
 // Runs a git command in `repo` and returns what it printed; throws, naming the command and the
@@ -117,7 +119,7 @@ bool is_comment(const std::string& line) {
   return first != std::string::npos && line[first] == '#';
 }
 
-// Copies `files` (relative to `root`) into `out`: all but solutions/ and tests/fixtures/, each lab.toml
+// Copies `files` (relative to `root`) into `out`: all but what left_out() names, each lab.toml
 // without its hidden cases. On an error nothing of the release is left in `out`.
 void write_release_files(const fs::path& root, const std::vector<fs::path>& files, const fs::path& out,
                          ReleaseSummary& summary) {
@@ -258,7 +260,7 @@ std::string describe(const ReleaseSummary& s) {
         s.uncommitted.size(), s.uncommitted.size() == 1 ? "" : "s",
         fmt::join(s.uncommitted.begin(), s.uncommitted.begin() + std::min<std::size_t>(5, s.uncommitted.size()), ", "),
         s.uncommitted.size() > 5 ? ", ..." : "");
-  text += fmt::format("left out: solutions/ and tests/fixtures/ ({} files), and {} hidden case{}\n", s.files_left_out,
+  text += fmt::format("left out: solutions/, docs/answers/ and tests/fixtures/ ({} files), and {} hidden case{}\n", s.files_left_out,
                       s.hidden_cases_removed, s.hidden_cases_removed == 1 ? "" : "s");
   text += "added: tests/skeletons.tar, labs/ as released, which the students' make test reads instead of their edits\n";
   for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);

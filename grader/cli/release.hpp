@@ -16,7 +16,7 @@ struct ReleaseSummary {
   std::string commit;                    // the released commit, abbreviated (git only)
   std::vector<std::string> uncommitted;  // tracked files whose changes the release leaves out (git only)
   int files_written = 0;
-  int files_left_out = 0;  // under solutions/ and tests/fixtures/
+  int files_left_out = 0;  // under solutions/, docs/answers/ and tests/fixtures/
   int hidden_cases_removed = 0;
   std::vector<std::string> manifests_changed;  // "labs/01-matmul/lab.toml: 5 hidden cases removed"
 };

@@ -110,36 +110,36 @@ def lab_table(lab_id: str, runs: dict[str, dict]) -> str:
             lines.append(f"| `{task['task']}` | " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 
-    columns = []  # (backend, key, title, unit)
+    # One row per task and backend (a column per backend would make the table twice as wide as a page).
+    columns = [("time", "ms", ""), ("rate", unit, "")]  # (key, title, unit)
     for b in backends:
-        lab = runs[b]
-        present = {k for t in lab["tasks"] for k in t.get("ratios", {})}
-        columns.append((b, "time", f"{BACKEND_NAMES[b]} ms", ""))
-        columns.append((b, "rate", f"{BACKEND_NAMES[b]} {unit}", ""))
-        columns += [(b, c["metric"], c["label"], c["unit"]) for c in lab["labels"]["columns"]
-                    if c["metric"] in present and c["metric"] not in LEFT_OUT_COLUMNS]
+        present = {k for t in runs[b]["tasks"] for k in t.get("ratios", {})}
+        columns += [(c["metric"], c["label"], c["unit"]) for c in runs[b]["labels"]["columns"]
+                    if c["metric"] in present and c["metric"] not in LEFT_OUT_COLUMNS
+                    and c["metric"] not in [k for k, _, _ in columns]]
     case_names = [timing_case(t)["name"] if timing_case(t) else "" for t in first["tasks"]]
     one_case = len(set(case_names)) == 1  # else each task has its own timed case: a column of its own
     header = f"task ({case_names[0]})" if one_case and case_names[0] else "task | timed case" if not one_case else "task"
-    lines.append(f"| {header} | " + " | ".join(c[2] for c in columns) + " |")
-    lines.append("| --- |" + ("" if one_case else " --- |") + " ---: |" * len(columns))
+    lines.append(f"| {header} | backend | " + " | ".join(c[1] for c in columns) + " |")
+    lines.append("| --- |" + ("" if one_case else " --- |") + " --- |" + " ---: |" * len(columns))
     for i, task in enumerate(first["tasks"]):
         name = f"`{task['task']}`" + (" (bonus)" if task.get("bonus") else "")
         if not one_case:
             name += f" | {case_names[i]}"
-        cells = []
-        for b, key, _, ratio_unit in columns:
+        for b in backends:
             t = runs[b]["tasks"][i]
-            if t["status"] != "passed":
-                cells.append(t["status"] if key == "rate" else "")
-            elif key == "time":
-                cells.append(f"{t['time_ms']:.3f}" if "time_ms" in t else "—")
-            elif key == "rate":
-                cells.append(number(t["rate"]) if "rate" in t else "—")
-            else:
-                x = t.get("ratios", {}).get(key)
-                cells.append(ratio(ratio_unit, x) if x is not None else "")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            cells = []
+            for key, _, ratio_unit in columns:
+                if t["status"] != "passed":
+                    cells.append(t["status"] if key == "rate" else "")
+                elif key == "time":
+                    cells.append(f"{t['time_ms']:.3f}" if "time_ms" in t else "—")
+                elif key == "rate":
+                    cells.append(number(t["rate"]) if "rate" in t else "—")
+                else:
+                    x = t.get("ratios", {}).get(key)
+                    cells.append(ratio(ratio_unit, x) if x is not None else "")
+            lines.append(f"| {name} | {BACKEND_NAMES[b]} | " + " | ".join(cells) + " |")
 
     lines.append("")
     lines.append(f"| calibration, same run | " + " | ".join(f"{BACKEND_NAMES[b]} {unit}" for b in backends) + " |")

@@ -16,8 +16,11 @@ Everything that could let a listing drift silently stops the build: a missing fi
 section, a section without its end or given twice, an empty section. Marker lines of other
 sections inside an included section are dropped.
 
-Markdown files in docs/measured/ are fragments written by scripts/docs/render_measured.py to be
-included into the chapters; they are removed from the pages of the site.
+In the student edition (site_hook.py) a listing from solutions/ becomes a note saying the
+reference solution is in the instructor edition: that site carries no solution code.
+
+pymdownx.snippets has named sections since 9.7, but not this strictness (it includes an unclosed
+section to the end of the file, and an empty one, silently), `before=`, or the editions.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from mkdocs.exceptions import PluginError
 
 INCLUDE = re.compile(r"^(?P<indent>[ \t]*)-{2,}8<-{2,}[ \t]+\"(?P<spec>[^\"]+)\"[ \t]*$")
 SECTION = re.compile(r"-{2,}8<-{2,}[ \t]*\[[ \t]*(?P<kind>start|end)[ \t]*:[ \t]*(?P<name>[A-Za-z0-9_.-]+)[ \t]*\]")
-FRAGMENT_FOLDERS = ("measured/",)
+SOLUTION_NOTE = ('!!! note "Reference solution"',
+                 "    The reference solution's code is in the instructor edition of this site.")
 
 
 class SnippetError(PluginError):
@@ -66,7 +70,7 @@ def lines_before(lines: list[str], text: str, where: str) -> list[str]:
     raise SnippetError(f"{where}: no line starts with '{text}'")
 
 
-def expand(markdown: str, root: str, page: str) -> str:
+def expand(markdown: str, root: str, page: str, student_edition: bool = False) -> str:
     out = []
     for number, line in enumerate(markdown.split("\n"), start=1):
         m = INCLUDE.match(line)
@@ -74,6 +78,9 @@ def expand(markdown: str, root: str, page: str) -> str:
             out.append(line)
             continue
         path, section = split_spec(m["spec"].strip())
+        if student_edition and os.path.normpath(path).split(os.sep)[0] == "solutions":
+            out.extend(m["indent"] + l for l in SOLUTION_NOTE)
+            continue
         where = f"{page}:{number}: {m['spec']}"
         full = os.path.realpath(os.path.join(root, path))
         if os.path.commonpath([full, os.path.realpath(root)]) != os.path.realpath(root):
@@ -98,14 +105,7 @@ def expand(markdown: str, root: str, page: str) -> str:
     return "\n".join(out)
 
 
-def on_files(files, config):
-    for f in list(files):
-        path = f.src_path.replace(os.sep, "/")
-        if path.endswith(".md") and path.startswith(FRAGMENT_FOLDERS):
-            files.remove(f)
-    return files
-
-
 def on_page_markdown(markdown, page, config, files):
     root = os.path.dirname(os.path.abspath(config["config_file_path"]))
-    return expand(markdown, root, page.file.src_path)
+    student = config.extra.get("gpulab_edition") == "student"
+    return expand(markdown, root, page.file.src_path, student_edition=student)

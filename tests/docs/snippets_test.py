@@ -14,6 +14,9 @@ import subprocess
 import sys
 
 mkdocs, repo, scratch = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+if not pathlib.Path(mkdocs).is_file():
+    print(f"skipped: the docs site generator is not installed at {mkdocs} (make test installs it: scripts/docs/venv.sh)")
+    sys.exit(77)
 hook = repo / "scripts" / "docs" / "snippets_hook.py"
 
 SOURCE = """\

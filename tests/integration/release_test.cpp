@@ -44,7 +44,8 @@ std::vector<std::string> case_names(const gpulab::Manifest& m) {
 }  // namespace
 
 TEST_CASE(
-    "a student release leaves out the solutions, the fixtures and the hidden cases, and keeps every student file") {
+    "a student release leaves out the solutions, the docs' answers, the fixtures and the hidden cases, and keeps every "
+    "student file") {
   const fs::path out = fresh_folder("release/contents");
   const auto summary = write_student_release(GPULAB_REPO, out);
   INFO(gpulab::cli::describe(summary));
@@ -54,6 +55,8 @@ TEST_CASE(
 
   CHECK_FALSE(fs::exists(out / "solutions"));
   CHECK_FALSE(fs::exists(out / "tests/fixtures"));
+  CHECK_FALSE(fs::exists(out / "docs/answers"));
+  CHECK(fs::exists(out / "docs/labs/transpose.md"));
   CHECK_FALSE(fs::exists(out / ".git"));
   for (const char* kept :
        {"README.md", "Makefile", "CMakeLists.txt", "tests/CMakeLists.txt", "common", "grader", "docs"})
