@@ -87,8 +87,11 @@ class ScanCaseRun {
         pristine_.back()->upload(data_->contents[i].data(), bytes_);
       }
       // The scratch is n words, at least one, so even n = 1 gets a real buffer.
-      sets_.push_back({ctx.device.allocate_guarded(bytes_), ctx.device.allocate_guarded(bytes_),
-                       ctx.device.allocate_guarded(std::max<std::size_t>(bytes_, sizeof(std::uint32_t))), i, {}});
+      sets_.push_back({ctx.device.allocate_guarded(bytes_),
+                       ctx.device.allocate_guarded(bytes_),
+                       ctx.device.allocate_guarded(std::max<std::size_t>(bytes_, sizeof(std::uint32_t))),
+                       i,
+                       {}});
       sets_.back().in->upload(data_->contents[i].data(), bytes_);  // the first launch sees the plain input
     }
   }

@@ -17,8 +17,8 @@ void inclusive_scan_one_core(std::span<const std::uint32_t> in, std::span<std::u
 void inclusive_scan_all_cores(std::span<const std::uint32_t> in, std::span<std::uint32_t> out) {
   const std::size_t n = in.size();
   // Below a few parts' worth of work a thread's start costs more than it saves.
-  const std::size_t parts = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                                  std::max<std::size_t>(1, n / 65536));
+  const std::size_t parts =
+      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), std::max<std::size_t>(1, n / 65536));
   if (parts == 1) return inclusive_scan_one_core(in, out);
   std::vector<std::uint32_t> offsets(parts + 1, 0);
   auto bounds = [&](std::size_t p) { return n * p / parts; };
@@ -39,9 +39,10 @@ std::string scan_hint(std::span<const std::uint32_t> in, std::span<const std::ui
   if (first >= got.size() || first >= expected.size()) return {};
   const std::uint32_t want = expected[first], have = got[first];
   if (have == want - in[first])
-    return fmt::format("at index {} the output lacks its own element in[{}]: the scan must be inclusive "
-                       "(out[i] = in[0] + ... + in[i])",
-                       first, first);
+    return fmt::format(
+        "at index {} the output lacks its own element in[{}]: the scan must be inclusive "
+        "(out[i] = in[0] + ... + in[i])",
+        first, first);
   // The same error from `first` on, by a constant: an offset of everything before it is missing or wrong.
   const std::uint32_t shift = have - want;
   std::size_t same_shift = 0;
@@ -49,9 +50,10 @@ std::string scan_hint(std::span<const std::uint32_t> in, std::span<const std::ui
          same_shift < 4096)
     ++same_shift;
   if (first > 0 && same_shift > 1)
-    return fmt::format("from index {} on ({}+ elements) the output is off by the same amount: the sum of what "
-                       "comes before index {} was not added, or added wrong (a block's offset?)",
-                       first, same_shift, first);
+    return fmt::format(
+        "from index {} on ({} elements looked at) the output is off by the same amount: the sum of what "
+        "comes before index {} was not added, or added wrong (a block's offset?)",
+        first, same_shift, first);
   return {};
 }
 
