@@ -87,11 +87,11 @@ std::string diagnose(const Bins& expected, std::span<const std::uint32_t> got) {
            "(cudaMemset, clEnqueueFillBuffer or a kernel) before counting";
   if (total == want) return "the bins add up to n: every byte was counted once, but some in the wrong bin";
   if (total < want)
-    return fmt::format("the bins add up to {} of n = {} bytes: {} bytes were never counted (the tail past the "
+    return fmt::format("the bins add up to {} of n = {}: {} of the bytes were never counted (the tail past the "
                        "last whole block or vector? lost updates without an atomic?)",
                        total, want, want - total);
-  return fmt::format("the bins add up to {}, more than n = {} bytes: bytes counted twice, or read past the end "
-                     "of the input (the bytes after it are 0x7F)",
+  return fmt::format("the bins add up to {}, more than n = {}: bytes counted twice, or read past the end of "
+                     "the input (the bytes after it are 0x7F)",
                      total, want);
 }
 
