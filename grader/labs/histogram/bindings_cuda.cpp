@@ -30,8 +30,7 @@ HistogramLaunch bind_histogram(Device&, const std::string& function) {
 
 std::optional<VendorHistogram> vendor_histogram(Device&, int n) {
   auto cub = std::make_shared<histogram_cuda::VendorHistogram>(n);
-  return VendorHistogram{"CUB HistogramEven",
-                         on_pointers([cub](const unsigned char* bytes, unsigned* bins, int count) {
+  return VendorHistogram{"CUB HistogramEven", on_pointers([cub](const unsigned char* bytes, unsigned* bins, int count) {
                            cub->count(bytes, bins, count);
                          })};
 }

@@ -30,10 +30,10 @@ std::vector<std::uint8_t> uniform_bytes(std::size_t n, Rng& rng) {
 // English-like text: common words, spaces, sentence ends and line breaks. A few bins (space, e, t)
 // take most bytes, as in real text: contention on those bins, none on most others.
 std::vector<std::uint8_t> text_bytes(std::size_t n, Rng& rng) {
-  static constexpr std::array<const char*, 32> kWords{
-      "the", "of",     "and",    "to",   "a",    "in",     "is",     "that",  "for",    "it",    "as",
-      "was", "with",   "be",     "by",   "on",   "not",    "he",     "this",  "are",    "or",    "his",
-      "from", "at",    "which",  "but",  "have", "an",     "they",   "you",   "memory", "thread"};
+  static constexpr std::array<const char*, 32> kWords{"the",   "of",  "and",  "to",  "a",    "in",  "is",     "that",
+                                                      "for",   "it",  "as",   "was", "with", "be",  "by",     "on",
+                                                      "not",   "he",  "this", "are", "or",   "his", "from",   "at",
+                                                      "which", "but", "have", "an",  "they", "you", "memory", "thread"};
   std::vector<std::uint8_t> bytes;
   bytes.reserve(n + 16);
   bool sentence_start = true;
@@ -69,8 +69,8 @@ std::vector<std::uint8_t> make_bytes(const Case& c, Rng& rng) {
       b = static_cast<std::uint8_t>(hot ^ ((u * u * u * u) >> 24));
     }
   } else {
-    throw std::invalid_argument(fmt::format(
-        "case '{}': unknown distribution '{}' (uniform, equal, skewed, text)", c.name, shape));
+    throw std::invalid_argument(
+        fmt::format("case '{}': unknown distribution '{}' (uniform, equal, skewed, text)", c.name, shape));
   }
   return bytes;
 }
@@ -87,12 +87,14 @@ std::string diagnose(const Bins& expected, std::span<const std::uint32_t> got) {
            "(cudaMemset, clEnqueueFillBuffer or a kernel) before counting";
   if (total == want) return "the bins add up to n: every byte was counted once, but some in the wrong bin";
   if (total < want)
-    return fmt::format("the bins add up to {} of n = {}: {} of the bytes were never counted (the tail past the "
-                       "last whole block or vector? lost updates without an atomic?)",
-                       total, want, want - total);
-  return fmt::format("the bins add up to {}, more than n = {}: bytes counted twice, or read past the end of "
-                     "the input (the bytes after it are 0x7F)",
-                     total, want);
+    return fmt::format(
+        "the bins add up to {} of n = {}: {} of the bytes were never counted (the tail past the "
+        "last whole block or vector? lost updates without an atomic?)",
+        total, want, want - total);
+  return fmt::format(
+      "the bins add up to {}, more than n = {}: bytes counted twice, or read past the end of "
+      "the input (the bytes after it are 0x7F)",
+      total, want);
 }
 
 Comparison compare_bins(const Bins& expected, std::span<const std::uint32_t> got) {
@@ -176,9 +178,10 @@ CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const C
   const std::size_t n = input.size();
   const int count_of_sets = input_sets(c);
   if (count_of_sets > 1 && n % 4 != 0)
-    throw std::invalid_argument(fmt::format("timing case '{}': n must be a multiple of 4 (its inputs are "
-                                            "transformed word by word)",
-                                            c.name));
+    throw std::invalid_argument(
+        fmt::format("timing case '{}': n must be a multiple of 4 (its inputs are "
+                    "transformed word by word)",
+                    c.name));
   Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
   struct Set {
     std::unique_ptr<Buffer> bytes, bins;
