@@ -42,7 +42,7 @@ std::vector<std::uint8_t> text_bytes(std::size_t n, Rng& rng) {
     if (sentence_start) word[0] = static_cast<char>(word[0] - 'a' + 'A');
     bytes.insert(bytes.end(), word.begin(), word.end());
     const auto end = rng.integer(0, 15);
-    sentence_start = end < 2;
+    sentence_start = end == 0;  // a capital after a full stop only
     bytes.push_back(end == 0 ? '.' : end == 1 ? ',' : ' ');
     if (end == 0) bytes.push_back(rng.integer(0, 3) == 0 ? '\n' : ' ');
   }
