@@ -1,0 +1,235 @@
+#include "histogram_lab.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+
+#include "histogram_reference.hpp"
+#include "lab_driver.hpp"
+
+namespace gpulab {
+namespace {
+
+using reference::Bins;
+
+// `n` random bytes, eight from each draw (one draw per byte would cost 8x the time on the 256 MiB
+// timing case).
+std::vector<std::uint8_t> uniform_bytes(std::size_t n, Rng& rng) {
+  std::vector<std::uint64_t> words((n + 7) / 8);
+  draw_each(rng, std::span(words), [](Rng& r) { return r.next(); });
+  std::vector<std::uint8_t> bytes(n);
+  if (n > 0) std::memcpy(bytes.data(), words.data(), n);
+  return bytes;
+}
+
+// English-like text: common words, spaces, sentence ends and line breaks. A few bins (space, e, t)
+// take most bytes, as in real text: contention on those bins, none on most others.
+std::vector<std::uint8_t> text_bytes(std::size_t n, Rng& rng) {
+  static constexpr std::array<const char*, 32> kWords{"the",   "of",  "and",  "to",  "a",    "in",  "is",     "that",
+                                                      "for",   "it",  "as",   "was", "with", "be",  "by",     "on",
+                                                      "not",   "he",  "this", "are", "or",   "his", "from",   "at",
+                                                      "which", "but", "have", "an",  "they", "you", "memory", "thread"};
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(n + 16);
+  bool sentence_start = true;
+  while (bytes.size() < n) {
+    std::string word = kWords[static_cast<std::size_t>(rng.integer(0, kWords.size() - 1))];
+    if (sentence_start) word[0] = static_cast<char>(word[0] - 'a' + 'A');
+    bytes.insert(bytes.end(), word.begin(), word.end());
+    const auto end = rng.integer(0, 15);
+    sentence_start = end == 0;  // a capital after a full stop only
+    bytes.push_back(end == 0 ? '.' : end == 1 ? ',' : ' ');
+    if (end == 0) bytes.push_back(rng.integer(0, 3) == 0 ? '\n' : ' ');
+  }
+  bytes.resize(n);
+  return bytes;
+}
+
+// A case's bytes: uniform, all one byte (every thread hits one bin: the most contention), skewed
+// (bin `hot` takes about a quarter of the bytes, its neighbours in XOR most of the rest), or text.
+std::vector<std::uint8_t> make_bytes(const Case& c, Rng& rng) {
+  const std::int64_t count = case_int(c, "n");
+  if (count < 1) throw std::invalid_argument(fmt::format("case '{}': n must be >= 1", c.name));
+  const auto n = static_cast<std::size_t>(count);
+  const std::string shape = c.params.value("distribution", "uniform");
+  if (shape == "text") return text_bytes(n, rng);
+  std::vector<std::uint8_t> bytes = uniform_bytes(n, rng);
+  const auto hot = static_cast<std::uint8_t>(rng.next() >> 56);
+  if (shape == "uniform") return bytes;
+  if (shape == "equal") {
+    std::fill(bytes.begin(), bytes.end(), hot);
+  } else if (shape == "skewed") {
+    for (auto& b : bytes) {  // u^4 / 256^3: P(0) = 1/4, P(< 16) = 1/2
+      const std::uint64_t u = b;
+      b = static_cast<std::uint8_t>(hot ^ ((u * u * u * u) >> 24));
+    }
+  } else {
+    throw std::invalid_argument(
+        fmt::format("case '{}': unknown distribution '{}' (uniform, equal, skewed, text)", c.name, shape));
+  }
+  return bytes;
+}
+
+// What a wrong histogram says about the kernel: bins never zeroed, bytes missed, bytes counted
+// twice or read past the end.
+std::string diagnose(const Bins& expected, std::span<const std::uint32_t> got) {
+  const std::uint64_t want = std::accumulate(expected.begin(), expected.end(), std::uint64_t{0});
+  const std::uint64_t total = std::accumulate(got.begin(), got.end(), std::uint64_t{0});
+  bool poison_plus_counts = true;  // every bin holds 0xFFFFFFFF + its count: nobody zeroed the bins
+  for (std::size_t b = 0; b < expected.size(); ++b) poison_plus_counts &= got[b] == expected[b] - 1u;
+  if (poison_plus_counts)
+    return "every bin holds its count plus 0xFFFFFFFF, the poison the bins start with: zero the bins "
+           "(cudaMemset, clEnqueueFillBuffer or a kernel) before counting";
+  if (total == want) return "the bins add up to n: every byte was counted once, but some in the wrong bin";
+  if (total < want)
+    return fmt::format(
+        "the bins add up to {} of n = {}: {} of the bytes were never counted (the tail past the "
+        "last whole block or vector? lost updates without an atomic?)",
+        total, want, want - total);
+  return fmt::format(
+      "the bins add up to {}, more than n = {}: bytes counted twice, or read past the end of "
+      "the input (the bytes after it are 0x7F)",
+      total, want);
+}
+
+Comparison compare_bins(const Bins& expected, std::span<const std::uint32_t> got) {
+  Comparison cmp = compare_exact<std::uint32_t>(expected, got);
+  if (!cmp.ok()) cmp.note = diagnose(expected, got);
+  return cmp;
+}
+
+// A case's bytes and their histogram.
+struct CaseData {
+  std::string case_name;
+  std::vector<std::uint8_t> bytes;
+  Bins bins{};
+};
+
+// A timed launch's input: every byte XORed with one random non-zero byte (its histogram is the
+// case's with bins[b] moved to bins[b ^ m], exactly), the bytes of each word in a random order too
+// (the histogram does not see it; a cache keyed by the contents does).
+WordTransform new_transform(Rng& rng) {
+  WordTransform t;
+  t.xor_mask = static_cast<std::uint32_t>(rng.integer(1, 255)) * 0x01010101u;
+  for (int k = 3; k > 0; --k) std::swap(t.byte_order[k], t.byte_order[rng.integer(0, k)]);
+  return t;
+}
+
+class HistogramDriver final : public LabDriver {
+ public:
+  std::string rate_work() const override { return "bytes of input read once"; }
+
+  // CUB's HistogramEven on uniform bytes, the size of the timing case, and the CPU on one core and
+  // on all of them.
+  void measure_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {
+    const int n = static_cast<int>(case_int(timing, "n"));
+    Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "calibration", timing.name));
+    const std::vector<std::uint8_t> bytes = uniform_bytes(static_cast<std::size_t>(n), rng);
+    if (auto vendor = labs::vendor_histogram(ctx.device, n)) {
+      const auto input = ctx.device.allocate(bytes.size());
+      input->upload(bytes.data(), bytes.size());
+      const auto bins = ctx.device.allocate(sizeof(Bins));
+      const double ms = median_launch_ms(
+          ctx, [&] { vendor->launch(*input, *bins, n); }, [&] { bins->fill(0); });
+      cal.library = vendor->name;
+      cal.rates["library"] = n / (ms * 1e-3) / 1e9;
+    }
+    auto cpu_rate = [&](Bins (*count)(std::span<const std::uint8_t>)) {
+      return n / (median_host_ms([&] { (void)count(bytes); }, 3) * 1e-3) / 1e9;
+    };
+    cal.rates["cpu_1core"] = cpu_rate(reference::histogram_one_core);
+    ctx.heartbeat();
+    cal.rates["cpu_all_cores"] = cpu_rate(reference::histogram_all_cores);
+  }
+
+  CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override;
+
+ private:
+  // The timing cases' bytes are drawn once per run, not per task, and counted once: the timed
+  // launches get new contents each (XOR masks), and the first launch of every task is checked.
+  std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c) {
+    for (const auto& kept : timing_data_)
+      if (c.timing && kept->case_name == c.name) return kept;
+    Rng rng = ctx.inputs_rng(task, c);
+    auto made = std::make_shared<CaseData>();
+    made->case_name = c.name;
+    made->bytes = make_bytes(c, rng);
+    made->bins = reference::histogram_all_cores(made->bytes);
+    if (c.timing) timing_data_.push_back(made);
+    return made;
+  }
+
+  std::vector<std::shared_ptr<const CaseData>> timing_data_;  // one per timing case (uniform, equal)
+};
+
+CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const Case& c) {
+  // One input; each input set holds it with every byte XORed with a mask of its own and the bytes
+  // of each word shuffled (new_transform), and a set gets a new transform before each warm-up and
+  // timed launch, written on the device from an untouched copy: 255 x 24 contents, no two launches
+  // in a row alike, and the expected bins follow exactly. The input buffer is exactly n bytes, with
+  // guard zones of 0x7F around it: a kernel that reads past the end counts bytes that are not there.
+  const std::shared_ptr<const CaseData> data = data_for(ctx, task, c);
+  const std::vector<std::uint8_t>& input = data->bytes;
+  const std::size_t n = input.size();
+  const int count_of_sets = input_sets(c);
+  if (count_of_sets > 1 && n % 4 != 0)
+    throw std::invalid_argument(
+        fmt::format("timing case '{}': n must be a multiple of 4 (its inputs are "
+                    "transformed word by word)",
+                    c.name));
+  Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
+  struct Set {
+    std::unique_ptr<Buffer> bytes, bins;
+    WordTransform transform;  // `bytes` holds the input transformed so
+    Bins expected;
+  };
+  std::unique_ptr<Buffer> pristine;  // the input as generated, for the loads of a timing case
+  if (count_of_sets > 1) {
+    pristine = ctx.device.allocate(n);
+    pristine->upload(input.data(), n);
+  }
+  std::vector<Set> sets(count_of_sets);
+  auto hold = [&](Set& set, const WordTransform& t) {
+    set.transform = t;
+    set.expected = reference::xored(data->bins, static_cast<std::uint8_t>(t.xor_mask));
+    if (t.identity())
+      set.bytes->upload(input.data(), n);
+    else
+      ctx.device.copy_transformed(*pristine, *set.bytes, t);
+  };
+  for (int i = 0; i < count_of_sets; ++i) {
+    sets[i].bytes = ctx.device.allocate_guarded(n);
+    sets[i].bins = ctx.device.allocate_guarded(sizeof(Bins));
+    hold(sets[i], i == 0 ? WordTransform{} : new_transform(masks));  // the first launch sees the plain input
+  }
+  const auto launch = labs::bind_histogram(ctx.device, task.function);
+  std::array<std::uint32_t, 256> got{};
+
+  Launchable l;
+  l.sets = count_of_sets;
+  l.load = [&](int i, int) { hold(sets[i], new_transform(masks)); };
+  l.prepare = [&](int i) { sets[i].bins->fill(kPoisonByte); };  // the launch must zero the bins itself
+  l.launch = [&](int i) { launch(*sets[i].bytes, *sets[i].bins, static_cast<int>(n)); };
+  l.check = [&](int i) {
+    sets[i].bins->download(got.data(), sizeof(Bins));
+    return compare_bins(sets[i].expected, got);
+  };
+  l.exact_outputs = [&](int i) { return std::vector<ExactOutput>{{sets[i].bins.get(), sets[i].expected.data()}}; };
+  l.watched = [&](int i) {
+    return std::vector<Watched>{{sets[i].bytes.get(), "bytes", 1, input.data(), sets[i].transform},
+                                {sets[i].bins.get(), "bins", sizeof(std::uint32_t)}};
+  };
+  l.work = l.least_bytes = static_cast<double>(n);  // every byte read once; 1 KiB of bins written
+  return execute(ctx, c, l);
+}
+
+}  // namespace
+
+std::unique_ptr<LabDriver> make_lab_driver() { return std::make_unique<HistogramDriver>(); }
+
+}  // namespace gpulab

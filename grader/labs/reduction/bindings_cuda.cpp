@@ -1,0 +1,32 @@
+// Calls the student's CUDA sums (labs/05-reduction/reduction.cu) with device pointers; CUB's
+// DeviceReduce::Sum is the library calibration.
+#include "baselines_cuda.hpp"
+#include "gpulab/backend/cuda.hpp"
+#include "lab_driver.hpp"
+#include "reduction_lab.hpp"
+
+// The lab's contract: these signatures are fixed, the grader calls them.
+void reduce_atomic(const float* in, float* scratch, float* out, int n);
+void reduce_tree(const float* in, float* scratch, float* out, int n);
+void reduce_fast(const float* in, float* scratch, float* out, int n);
+
+namespace gpulab::labs {
+
+ReduceLaunch bind_reduce(Device&, const std::string& function) {
+  using Function = void (*)(const float*, float*, float*, int);
+  static const std::map<std::string, Function> functions{
+      {"reduce_atomic", reduce_atomic}, {"reduce_tree", reduce_tree}, {"reduce_fast", reduce_fast}};
+  const Function f = find_function(functions, function);
+  return [f](Buffer& in, Buffer& scratch, Buffer& out, int n) {
+    f(cuda::pointer<const float>(in), cuda::pointer<float>(scratch), cuda::pointer<float>(out), n);
+  };
+}
+
+std::optional<VendorReduce> vendor_reduce(Device&, int n) {
+  auto cub_sum = std::make_shared<reduction_cuda::DeviceSum>(n);
+  return VendorReduce{"CUB DeviceReduce::Sum", [cub_sum](Buffer& in, Buffer& out, int count) {
+                        cub_sum->sum(cuda::pointer<const float>(in), cuda::pointer<float>(out), count);
+                      }};
+}
+
+}  // namespace gpulab::labs

@@ -1,0 +1,111 @@
+// Lab reduction's CPU reference: exact sums from mantissa-bit counts, and the tolerance.
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "gpulab/random.hpp"
+#include "reduction_reference.hpp"
+
+using namespace gpulab;
+
+namespace {
+
+// n floats in [1, 2) whose mantissas keep only the bits of `mantissa_bits`.
+std::vector<float> binade_values(std::size_t n, std::uint32_t mantissa_bits, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<float> values(n);
+  for (auto& v : values)
+    v = std::bit_cast<float>(0x3F800000u | (static_cast<std::uint32_t>(rng.next()) & mantissa_bits));
+  return values;
+}
+
+// The sum of `values` with every word XORed by `mask`, in long double: exact here (below 2^64 units
+// of 2^-23).
+long double masked_sum(const std::vector<float>& values, std::uint32_t mask) {
+  long double sum = 0;
+  for (float v : values) sum += std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) ^ mask);
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("the exact sum from mantissa-bit counts equals the sum of the masked input, for any sign and mantissa mask") {
+  const auto values = binade_values(10007, 0x007FFFFFu, 1);
+  const reference::BinadeCounts counts = reference::count_mantissa_bits(values);
+  Rng masks(2);
+  for (int i = 0; i < 20; ++i) {
+    const std::uint32_t mask = i == 0 ? 0 : static_cast<std::uint32_t>(masks.next()) & reference::kSignAndMantissa;
+    CAPTURE(mask);
+    const reference::ExactSum exact = reference::exact_sum(counts, mask);
+    CHECK(exact.sum == static_cast<double>(masked_sum(values, mask)));
+    CHECK(exact.sum_abs == std::fabs(exact.sum));
+  }
+}
+
+TEST_CASE("counting rejects elements below 1 or from 2 on, and the exact sum rejects masks that change exponents") {
+  CHECK_THROWS_AS(reference::count_mantissa_bits(std::vector<float>{1.5f, 2.0f}), std::invalid_argument);
+  CHECK_THROWS_AS(reference::count_mantissa_bits(std::vector<float>{0.75f}), std::invalid_argument);
+  const auto counts = reference::count_mantissa_bits(std::vector<float>{1.0f, 1.25f});
+  CHECK_THROWS_AS(reference::exact_sum(counts, 0x00800000u), std::invalid_argument);
+}
+
+TEST_CASE("sums of eighths and of ones are exact in any order below 2^24 units, and need no tolerance") {
+  const auto eighths = binade_values(1'000'003, 0x00700000u, 3);
+  const auto exact = reference::exact_sum(reference::count_mantissa_bits(eighths));
+  CHECK(exact.unit_bits == 3);
+  CHECK(reference::sum_tolerance(1'000'003, exact) == 0.0);
+  // A float sum in the worst order (ascending) equals it: every partial sum is a float.
+  float serial = 0;
+  for (float v : eighths) serial += v;
+  CHECK(static_cast<double>(serial) == exact.sum);
+  const auto ones = reference::exact_sum(reference::count_mantissa_bits(std::vector<float>(65537, 1.0f)));
+  CHECK(ones.unit_bits == 0);
+  CHECK(ones.sum == 65537.0);
+  CHECK(reference::sum_tolerance(65537, ones) == 0.0);
+  // Beyond 2^24 units the order matters again, and the tolerance is not 0.
+  reference::BinadeCounts many;
+  many.n = std::int64_t{1} << 23;
+  many.ones[22] = many.n / 2;  // 2^23 elements of 1 or 1.5: 2^24 * 1.25 units of 1/2
+  CHECK(reference::sum_tolerance(many.n, reference::exact_sum(many)) > 0.0);
+}
+
+TEST_CASE(
+    "on fine inputs up to 8191 elements a sum missing one element or counting one twice is outside the tolerance") {
+  for (std::size_t n : {31u, 1000u, 4099u, 8191u}) {
+    CAPTURE(n);
+    const auto values = binade_values(n, 0x007FFFFFu, n);
+    const auto exact = reference::exact_sum(reference::count_mantissa_bits(values));
+    const double tolerance = reference::sum_tolerance(static_cast<std::int64_t>(n), exact);
+    CHECK(tolerance > 0.0);
+    CHECK(tolerance < 1.0);  // every element is at least 1
+    // ... and a float sum in the worst order for accuracy (one after the other) is within it.
+    float serial = 0;
+    for (float v : values) serial += v;
+    CHECK(std::fabs(static_cast<double>(serial) - exact.sum) <= tolerance);
+  }
+}
+
+TEST_CASE("on the 2^28 timing input a serial float sum, which stops growing near 2^25, is far outside the tolerance") {
+  reference::BinadeCounts counts;
+  counts.n = std::int64_t{1} << 28;
+  counts.ones.fill(counts.n / 2);  // mantissas uniform: a mean of 1.5
+  const auto exact = reference::exact_sum(counts);
+  const double tolerance = reference::sum_tolerance(counts.n, exact);
+  CHECK(exact.sum == doctest::Approx(1.5 * std::ldexp(1.0, 28)).epsilon(1e-6));
+  CHECK(tolerance < 1e-2 * exact.sum);
+  CHECK(std::fabs(std::ldexp(1.0, 25) - exact.sum) > 100 * tolerance);
+  // A tree's blocks of 512 lose nothing: sums of 512 floats near 1.5 are far from stagnation.
+  CHECK(tolerance > 512 * std::ldexp(1.0, -24) * exact.sum);
+}
+
+TEST_CASE("the CPU sums in double agree on one core and on all cores") {
+  const auto values = binade_values(3'000'017, 0x007FFFFFu, 5);
+  const double one = reference::sum_one_core(values), all = reference::sum_all_cores(values);
+  const double exact = reference::exact_sum(reference::count_mantissa_bits(values)).sum;
+  CHECK(std::fabs(one - exact) <= 1e-6 * exact);
+  CHECK(std::fabs(all - exact) <= 1e-6 * exact);
+}

@@ -1,0 +1,233 @@
+#include "scan_lab.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <span>
+
+#include "gpulab/parallel.hpp"
+#include "lab_driver.hpp"
+#include "scan_reference.hpp"
+
+namespace gpulab {
+namespace {
+
+// The words of one input: uniform over all 32-bit values (the sums wrap many times), or a shape
+// whose right answer a student can read in a mismatch report.
+std::vector<std::uint32_t> make_input(const Case& c, Rng& rng) {
+  const auto n = static_cast<std::size_t>(case_int(c, "n"));
+  const std::string shape = c.params.value("values", "uniform");
+  std::vector<std::uint32_t> words(n);
+  if (shape == "uniform") {
+    draw_each(rng, std::span(words), [](Rng& r) { return static_cast<std::uint32_t>(r.next()); });
+  } else if (shape == "ones") {  // out[i] = i + 1
+    std::fill(words.begin(), words.end(), 1u);
+  } else if (shape == "small") {  // 0..9: sums a reader can check by eye
+    draw_each(rng, std::span(words), [](Rng& r) { return static_cast<std::uint32_t>(r.integer(0, 9)); });
+  } else if (shape == "wrap") {  // near 2^32: almost every sum wraps
+    draw_each(rng, std::span(words), [](Rng& r) { return 0xFFFFFFFFu - static_cast<std::uint32_t>(r.integer(0, 15)); });
+  } else {
+    throw std::invalid_argument(
+        fmt::format("case '{}': unknown values '{}' (uniform, ones, small, wrap)", c.name, shape));
+  }
+  return words;
+}
+
+// `words` with every word transformed by `t`.
+std::vector<std::uint32_t> transformed(std::vector<std::uint32_t> words, const WordTransform& t) {
+  if (!t.identity()) t.apply(words.data(), words.size() * sizeof(std::uint32_t));
+  return words;
+}
+
+// A linear-time check of a timed launch, on every core: got[0] is the first input word and every
+// later output word exceeds its left neighbour by exactly its input word (mod 2^32). That holds only
+// for the inclusive scan, so it is as strict as comparing with the reference, without one.
+bool differences_match(std::span<const std::uint32_t> input, const WordTransform& load,
+                       std::span<const std::uint32_t> got) {
+  if (got.empty()) return true;
+  if (got[0] != load(input[0])) return false;
+  std::atomic<bool> all_right{true};
+  parallel_ranges(got.size() - 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin + 1; i <= end; ++i)
+      if (got[i] - got[i - 1] != load(input[i])) {
+        all_right = false;
+        return;
+      }
+  });
+  return all_right;
+}
+
+// A case's contents (one input per input set) and the scan of contents 0.
+struct CaseData {
+  std::string case_name;
+  std::vector<std::vector<std::uint32_t>> contents;
+  std::vector<std::uint32_t> expected_first;
+};
+
+// One task's run of one case. Input sets live in distinct buffers; the runner moves contents between
+// sets during timing (load), and each load XORs the words with a new random mask, written on the
+// device from an untouched copy: a new input every time, so no result cached by pointer or by
+// content is right again. The expected output of a masked input is not the masked output (a sum does
+// not commute with XOR), so timed launches are checked in linear time (differences_match) and a full
+// reference is computed only for a report.
+class ScanCaseRun {
+ public:
+  ScanCaseRun(const RunContext& ctx, const Task& task, const Case& c, std::shared_ptr<const CaseData> data)
+      : ctx_(ctx),
+        data_(std::move(data)),
+        n_(data_->contents[0].size()),
+        bytes_(n_ * sizeof(std::uint32_t)),
+        masks_(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name)),
+        launch_(labs::bind_scan(ctx.device, task.function)),
+        got_(n_) {
+    const int count_of_sets = input_sets(c);
+    for (int i = 0; i < count_of_sets; ++i) {
+      if (count_of_sets > 1) {
+        pristine_.push_back(ctx.device.allocate(bytes_));
+        pristine_.back()->upload(data_->contents[i].data(), bytes_);
+      }
+      // The scratch is n words, at least one, so even n = 1 gets a real buffer.
+      sets_.push_back({ctx.device.allocate_guarded(bytes_),
+                       ctx.device.allocate_guarded(bytes_),
+                       ctx.device.allocate_guarded(std::max<std::size_t>(bytes_, sizeof(std::uint32_t))),
+                       i,
+                       {}});
+      sets_.back().in->upload(data_->contents[i].data(), bytes_);  // the first launch sees the plain input
+    }
+  }
+  ScanCaseRun(const ScanCaseRun&) = delete;  // the launchable's functions hold `this`
+  ScanCaseRun& operator=(const ScanCaseRun&) = delete;
+
+  Launchable launchable() {
+    Launchable l;
+    l.sets = static_cast<int>(sets_.size());
+    l.load = [this](int i, int what) { load(i, what); };
+    l.prepare = [this](int i) {
+      sets_[i].out->fill(kPoisonByte);
+      sets_[i].scratch->fill(kPoisonByte);  // block sums left by an earlier launch are no help
+    };
+    l.launch = [this](int i) { launch_(*sets_[i].in, *sets_[i].out, *sets_[i].scratch, static_cast<int>(n_)); };
+    l.check = [this](int i) { return check(i); };
+    l.quick_check = [this](int i) { return quick_check(i); };
+    l.watched = [this](int i) {
+      const Set& s = sets_[i];
+      return std::vector<Watched>{{s.in.get(), "in", sizeof(std::uint32_t), data_->contents[s.holds].data(), s.load},
+                                  {s.out.get(), "out", sizeof(std::uint32_t)},
+                                  {s.scratch.get(), "scratch", sizeof(std::uint32_t)}};
+    };
+    l.work = l.least_bytes = 2.0 * static_cast<double>(bytes_);  // every word read once and written once
+    return l;
+  }
+
+ private:
+  struct Set {
+    std::unique_ptr<Buffer> in, out, scratch;
+    int holds = 0;
+    WordTransform load;  // `in` holds contents[holds] transformed so
+  };
+
+  void load(int i, int what) {
+    sets_[i].holds = what;
+    sets_[i].load = WordTransform{static_cast<std::uint32_t>(masks_.next()) | 1u};
+    ctx_.device.copy_transformed(*pristine_[what], *sets_[i].in, sets_[i].load);
+  }
+
+  // The whole output against the reference, with a hint at the kind of mistake.
+  Comparison check(int i) {
+    const Set& s = sets_[i];
+    sets_[i].out->download(got_.data(), bytes_);
+    const std::vector<std::uint32_t>* expected = &data_->expected_first;
+    std::vector<std::uint32_t> input, computed;
+    if (s.holds != 0 || !s.load.identity()) {
+      input = transformed(data_->contents[s.holds], s.load);
+      computed.resize(n_);
+      reference::inclusive_scan_all_cores(input, computed);
+      expected = &computed;
+    }
+    Comparison cmp = compare_exact<std::uint32_t>(*expected, got_);
+    if (!cmp.ok() && !cmp.first.empty()) {
+      const std::span<const std::uint32_t> in = input.empty() ? std::span(data_->contents[0]) : std::span(input);
+      cmp.note = reference::scan_hint(in, *expected, got_, cmp.first.front().index);
+    }
+    return cmp;
+  }
+
+  Comparison quick_check(int i) {
+    sets_[i].out->download(got_.data(), bytes_);
+    if (!differences_match(data_->contents[sets_[i].holds], sets_[i].load, got_)) return check(i);  // the full report
+    Comparison right;
+    right.total = n_;
+    return right;
+  }
+
+  const RunContext& ctx_;
+  const std::shared_ptr<const CaseData> data_;
+  const std::size_t n_, bytes_;
+  Rng masks_;
+  labs::ScanLaunch launch_;
+  std::vector<std::unique_ptr<Buffer>> pristine_;  // contents i, untouched (timing cases)
+  std::vector<Set> sets_;
+  std::vector<std::uint32_t> got_;
+};
+
+// Words by the billion per second would read oddly: rates are GB/s of 8 bytes per word (read and written).
+constexpr double kBytesPerWord = 2.0 * sizeof(std::uint32_t);
+// The CPU calibrations scan at most this many words: a fraction of a second on one core.
+constexpr std::size_t kCpuCalibrationWords = std::size_t{1} << 24;
+
+class ScanDriver final : public LabDriver {
+ public:
+  std::string rate_work() const override { return "bytes read and written once (8 per word)"; }
+
+  void measure_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {
+    const auto n = static_cast<std::size_t>(case_int(timing, "n"));
+    Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "calibration", timing.name));
+    std::vector<std::uint32_t> words(n);
+    draw_each(rng, std::span(words), [](Rng& r) { return static_cast<std::uint32_t>(r.next()); });
+    if (auto vendor = labs::vendor_scan(ctx.device, static_cast<int>(n))) {
+      auto in = ctx.device.allocate(n * sizeof(std::uint32_t)), out = ctx.device.allocate(n * sizeof(std::uint32_t)),
+           scratch = ctx.device.allocate(sizeof(std::uint32_t));
+      in->upload(words.data(), n * sizeof(std::uint32_t));
+      const double ms = median_launch_ms(ctx, [&] { vendor->launch(*in, *out, *scratch, static_cast<int>(n)); });
+      cal.library = vendor->name;
+      cal.rates["library"] = kBytesPerWord * static_cast<double>(n) / (ms * 1e-3) / 1e9;
+    }
+    words.resize(std::min(n, kCpuCalibrationWords));
+    std::vector<std::uint32_t> sums(words.size());
+    auto cpu_rate = [&](void (*scan)(std::span<const std::uint32_t>, std::span<std::uint32_t>)) {
+      const double ms = median_host_ms([&] { scan(words, sums); }, 5);
+      return kBytesPerWord * static_cast<double>(words.size()) / (ms * 1e-3) / 1e9;
+    };
+    cal.rates["cpu_1core"] = cpu_rate(reference::inclusive_scan_one_core);
+    ctx.heartbeat();
+    cal.rates["cpu_all_cores"] = cpu_rate(reference::inclusive_scan_all_cores);
+  }
+
+  CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
+    ScanCaseRun run(ctx, task, c, data_for(ctx, task, c));
+    return execute(ctx, c, run.launchable());
+  }
+
+ private:
+  // The timing case's inputs are drawn once per run, not per task, and scanned once: the timed
+  // launches get new inputs each (masks), and the first launch of every task is checked in full.
+  std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c) {
+    if (c.timing && timing_data_ && timing_data_->case_name == c.name) return timing_data_;
+    Rng rng = ctx.inputs_rng(task, c);
+    auto made = std::make_shared<CaseData>();
+    made->case_name = c.name;
+    for (int i = 0; i < input_sets(c); ++i) made->contents.push_back(make_input(c, rng));
+    made->expected_first.resize(made->contents[0].size());
+    reference::inclusive_scan_all_cores(made->contents[0], made->expected_first);
+    if (c.timing) timing_data_ = made;
+    return made;
+  }
+
+  std::shared_ptr<const CaseData> timing_data_;
+};
+
+}  // namespace
+
+std::unique_ptr<LabDriver> make_lab_driver() { return std::make_unique<ScanDriver>(); }
+
+}  // namespace gpulab

@@ -1,0 +1,58 @@
+// Lab 05-reduction (OpenCL host code): launches the kernels of reduction.cl.
+#include <algorithm>
+
+#include "gpulab/student/opencl.hpp"
+
+using gpulab::check;
+using gpulab::round_up;
+
+namespace {
+
+void enqueue(const gpulab::OpenCLLab& lab, cl_kernel kernel, size_t global, size_t local, const char* what) {
+  check(clEnqueueNDRangeKernel(lab.queue(), kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr), what);
+}
+
+// The harness poisons out[0]: sums made of atomic additions need it to start at zero.
+void zero_sum(const gpulab::OpenCLLab& lab, cl_mem out) {
+  const float zero = 0.0f;
+  check(clEnqueueFillBuffer(lab.queue(), out, &zero, sizeof zero, 0, sizeof zero, 0, nullptr, nullptr),
+        "zeroing the sum before the atomic additions");
+}
+
+}  // namespace
+
+void reduce_atomic(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem scratch, cl_mem out, int n) {
+  zero_sum(lab, out);
+  cl_kernel kernel = lab.kernel("reduce_atomic_kernel");
+  gpulab::set_args(kernel, in, out, n);
+  enqueue(lab, kernel, round_up(n, 256), 256, "launching reduce_atomic_kernel");
+}
+
+// Weaker tree (for the GPU test): one launch per level of a pairwise tree in global memory.
+void reduce_tree(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem scratch, cl_mem out, int n) {
+  cl_kernel kernel = lab.kernel("pairwise_kernel");
+  cl_mem level = in;
+  for (int count = n;;) {
+    const int width = (count + 1) / 2;
+    cl_mem sums = width == 1 ? out : scratch;  // (n + 1) / 2 floats: the first level fits, the rest in place
+    gpulab::set_args(kernel, level, sums, count, width);
+    enqueue(lab, kernel, round_up(width, 256), 256, "launching pairwise_kernel");
+    if (width == 1) return;
+    level = sums;
+    count = width;
+  }
+}
+
+void reduce_fast(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem scratch, cl_mem out, int n) {
+  constexpr size_t threads = 256, groups_per_unit = 8;  // FAST_THREADS in reduction.cl
+  cl_uint units = 1;
+  check(clGetDeviceInfo(lab.device(), CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr),
+        "asking for the number of compute units");
+  // Enough work-groups to fill the device, no more than the vectors need: each work-item then loops.
+  const size_t needed = (static_cast<size_t>(n) / 4 + threads - 1) / threads;
+  const size_t groups = std::max<size_t>(1, std::min(needed, units * groups_per_unit));
+  zero_sum(lab, out);
+  cl_kernel kernel = lab.kernel("reduce_fast_kernel");
+  gpulab::set_args(kernel, in, out, n);
+  enqueue(lab, kernel, groups * threads, threads, "launching reduce_fast_kernel");
+}
