@@ -35,6 +35,7 @@ EXAM_START = re.compile(r'^<div class="exam" markdown(="1")?>\s*$')
 EXAM_END = re.compile(r"^</div>\s*$")
 QUESTION = re.compile(r"^(?P<number>\d+)\.\s")
 ANSWER_HEADING = re.compile(r"^## (?P<number>\d+)\s*$")
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 TABLE = re.compile(r"<table>.*?</table>", re.S)
 CODE = re.compile(r"<code>([^<]*)</code>")
 WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[_/.,])(?=\w)|(?<=::)(?=\w)|(?<=\()(?=\w)")
@@ -88,9 +89,16 @@ def read_answers(path: str, where: str) -> list[str]:
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     answers: list[list[str]] = []
+    fence = None  # the fence of the code block the line is in: its '#' lines are code, not headings
     for number, line in enumerate(lines, start=1):
-        m = ANSWER_HEADING.match(line)
-        if m:
+        m = ANSWER_HEADING.match(line) if fence is None else None
+        opening = FENCE.match(line)
+        if opening and (fence is None or opening[1].startswith(fence)):
+            fence = opening[1] if fence is None else None
+        if fence is not None or opening:
+            if answers:
+                answers[-1].append(line)
+        elif m:
             if int(m["number"]) != len(answers) + 1:
                 raise EditionError(f"{where}:{number}: answer '## {m['number']}' where '## {len(answers) + 1}' comes next")
             answers.append([])
