@@ -50,15 +50,21 @@ void reduce_tree_kernel(__global const float* src, int src_offset, int n, __glob
 // A fixed number of work-groups walks over the input: each work-item adds float4 vectors strided by
 // the whole NDRange, then the work-group combines its sums in local memory (OpenCL 1.2 has no warp
 // shuffles), and one atomic addition per work-group adds its sum to out[0].
+// The vectors are read through a float4 pointer, not vload4: vload4 promises only a float's
+// alignment, so the compiler may split it into four 4-byte loads; the buffer starts 256-byte
+// aligned. Four vectors per iteration keep four loads in flight per work-item; with one per
+// iteration each load's latency would show.
 __kernel __attribute__((reqd_work_group_size(FAST_THREADS, 1, 1)))
 void reduce_fast_kernel(__global const float* restrict in, __global float* out, int n) {
   const int stride = get_global_size(0);
   const int vector_count = n / 4;
-  float sum = 0.0f;
-  for (int v = get_global_id(0); v < vector_count; v += stride) {
-    const float4 x = vload4(v, in);
-    sum += (x.x + x.y) + (x.z + x.w);
-  }
+  __global const float4* vectors = (__global const float4*)in;
+  float4 sums = (float4)(0.0f);
+  int v = get_global_id(0);
+  for (; v + 3 * stride < vector_count; v += 4 * stride)
+    sums += (vectors[v] + vectors[v + stride]) + (vectors[v + 2 * stride] + vectors[v + 3 * stride]);
+  for (; v < vector_count; v += stride) sums += vectors[v];
+  float sum = (sums.x + sums.y) + (sums.z + sums.w);
   for (int i = 4 * vector_count + get_global_id(0); i < n; i += stride) sum += in[i];  // the last n % 4
 
   __local float partial[FAST_THREADS];
