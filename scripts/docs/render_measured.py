@@ -118,7 +118,9 @@ def lab_table(lab_id: str, runs: dict[str, dict]) -> str:
                     if c["metric"] in present and c["metric"] not in LEFT_OUT_COLUMNS
                     and c["metric"] not in [k for k, _, _ in columns]]
     case_names = [timing_case(t)["name"] if timing_case(t) else "" for t in first["tasks"]]
-    one_case = len(set(case_names)) == 1  # else each task has its own timed case: a column of its own
+    # One timed case for every timed task (untimed ones, correctness only, aside): it goes in the header.
+    one_case = len(set(n for n in case_names if n)) <= 1
+    case_names = [next((n for n in case_names if n), "")] * len(case_names) if one_case else case_names
     header = f"task ({case_names[0]})" if one_case and case_names[0] else "task | timed case" if not one_case else "task"
     lines.append(f"| {header} | backend | " + " | ".join(c[1] for c in columns) + " |")
     lines.append("| --- |" + ("" if one_case else " --- |") + " --- |" + " ---: |" * len(columns))

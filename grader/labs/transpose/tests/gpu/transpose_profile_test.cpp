@@ -37,6 +37,8 @@ TEST_CASE("on a CUDA GPU, the profile shows the naive transpose's stores uncoale
   const auto shared = counter(run, "optimized", "shared_bank_conflicts");
   CHECK(shared.at("reading").get<std::string>().find("no bank conflicts") != std::string::npos);
   CHECK(run.output.find("profile (Nsight Compute") != std::string::npos);
+  // The case named is the one profiled: the GPU's timing case, not the CPU device's.
+  for (const auto& t : run.report.at("labs").at(0).at("profile")) CHECK(t.at("case") == "8192x8192");
 }
 
 TEST_CASE("on a CUDA GPU, the profile finds the 32-way bank conflicts of a transpose tile without padding") {
