@@ -20,9 +20,10 @@ import sys
 import time
 
 mkdocs, repo, scratch = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
-PAGES = ["index.html", "why-gpus.html", "programming-model.html", "memory.html", "performance.html",
-         "other-platforms.html", "glossary.html", "instructors.html", "labs/hello.html", "labs/matmul.html",
-         "labs/transpose.html", "labs/bitonic.html", "labs/filter.html"]
+PAGES = ["index.html", "why-gpus.html", "programming-model.html", "memory.html", "theory.html", "performance.html",
+         "profiling.html", "host-device.html", "other-platforms.html", "glossary.html", "instructors.html",
+         "labs/hello.html", "labs/matmul.html", "labs/transpose.html", "labs/bitonic.html", "labs/filter.html",
+         "labs/reduction.html", "labs/scan.html", "labs/histogram.html"]
 WIDTH = 1280
 failures: list[str] = []
 
