@@ -417,9 +417,8 @@ TaskProfile profile_task(const RunRequest& base, const Profiler& profiler, const
 
   TaskProfile out{task, "", {}, ""};
   // The case the runner timed: its device class's (a CUDA device is a GPU), one the task takes.
-  const DeviceClass device_class = run.device.is_object() && run.device.value("class", "gpu") == "cpu"
-                                       ? DeviceClass::cpu
-                                       : DeviceClass::gpu;
+  const DeviceClass device_class =
+      run.device.is_object() && run.device.value("class", "gpu") == "cpu" ? DeviceClass::cpu : DeviceClass::gpu;
   for (const Case* c : base.manifest->cases_for(device_class, task))
     if (c->timing && !c->hidden) out.case_name = c->name;
   const TaskResult* result = run.tasks.empty() ? nullptr : &run.tasks.front();

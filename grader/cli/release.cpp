@@ -260,8 +260,8 @@ std::string describe(const ReleaseSummary& s) {
         s.uncommitted.size(), s.uncommitted.size() == 1 ? "" : "s",
         fmt::join(s.uncommitted.begin(), s.uncommitted.begin() + std::min<std::size_t>(5, s.uncommitted.size()), ", "),
         s.uncommitted.size() > 5 ? ", ..." : "");
-  text += fmt::format("left out: solutions/, docs/answers/ and tests/fixtures/ ({} files), and {} hidden case{}\n", s.files_left_out,
-                      s.hidden_cases_removed, s.hidden_cases_removed == 1 ? "" : "s");
+  text += fmt::format("left out: solutions/, docs/answers/ and tests/fixtures/ ({} files), and {} hidden case{}\n",
+                      s.files_left_out, s.hidden_cases_removed, s.hidden_cases_removed == 1 ? "" : "s");
   text += "added: tests/skeletons.tar, labs/ as released, which the students' make test reads instead of their edits\n";
   for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);
   text += fmt::format("next: cd {} && git init && git add . && git commit -m \"Course repository\"\n", s.out.string());
