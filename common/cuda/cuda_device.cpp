@@ -86,6 +86,10 @@ class CudaBuffer final : public Buffer {
     check(cudaMemcpy(host, static_cast<char*>(ptr()) + offset, bytes, cudaMemcpyDeviceToHost),
           "copying part of a buffer back from the device");
   }
+  void upload_range(const void* host, std::size_t offset, std::size_t bytes) override {
+    check(cudaMemcpy(static_cast<char*>(ptr()) + offset, host, bytes, cudaMemcpyHostToDevice),
+          "copying part of an input to the device");
+  }
   void fill(std::uint8_t byte) override {
     check(cudaMemset(ptr(), byte, size_), "filling an output buffer with the poison pattern");
     check(cudaDeviceSynchronize(), "waiting for the poison fill");

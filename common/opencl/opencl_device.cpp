@@ -193,6 +193,11 @@ class ClBuffer final : public Buffer {
     check_finish(clEnqueueReadBuffer(queue_, parent_.get(), CL_TRUE, guard_ + offset, bytes, host, 0, nullptr, nullptr),
                  "copying part of a buffer back from the device");
   }
+  void upload_range(const void* host, std::size_t offset, std::size_t bytes) override {
+    check_finish(
+        clEnqueueWriteBuffer(queue_, parent_.get(), CL_TRUE, guard_ + offset, bytes, host, 0, nullptr, nullptr),
+        "copying part of an input to the device");
+  }
   void fill(std::uint8_t byte) override {
     if (size_ == 0) return;
     fill_bytes(queue_, parent_.get(), byte, guard_, size_, "filling an output buffer with the poison pattern");

@@ -10,6 +10,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpulab/compare.hpp"
 #include "gpulab/device.hpp"
@@ -51,14 +53,52 @@ struct RunContext {
 inline constexpr int kTimingSets = 3;
 inline int input_sets(const Case& c) { return c.timing ? kTimingSets : 1; }
 
+// Words of an input set rewritten after its transform, before a launch: (word index, the word as it
+// lies on the device). A handful at seeded places make every launch's input differ from the last
+// in a way no single word reveals: a result cached from an earlier launch and corrected for the
+// transform misses them, and so does a kernel that reads only a sample of its input.
+using WordPatches = std::vector<std::pair<std::size_t, std::uint32_t>>;
+
+// A case's input held once on the device, untouched, when the case has several input sets: before
+// each launch of a timing case a set is rewritten from it with a fresh transform, on the device
+// (Device::copy_transformed), so no upload lies inside the timed loop and no two launches see the
+// same contents. With one set there is no copy: the identity uploads the input itself.
+class PristineInput {
+ public:
+  PristineInput(Device& device, const void* input, std::size_t bytes, int sets)
+      : device_(device), input_(input), bytes_(bytes) {
+    if (sets > 1) {
+      pristine_ = device.allocate(bytes);
+      pristine_->upload(input, bytes);
+    }
+  }
+  // `to` holds the input with every word transformed by `t`, then `patches` written over it.
+  void write(Buffer& to, const WordTransform& t, const WordPatches& patches = {}) const {
+    if (t.identity())
+      to.upload(input_, bytes_);
+    else if (pristine_)
+      device_.copy_transformed(*pristine_, to, t);
+    else
+      throw std::logic_error("PristineInput: a transformed input needs more than one input set");
+    for (const auto& [index, word] : patches) to.upload_range(&word, index * sizeof word, sizeof word);
+  }
+
+ private:
+  Device& device_;
+  const void* input_;
+  std::size_t bytes_;
+  std::unique_ptr<Buffer> pristine_;
+};
+
 // A buffer student code receives (allocated with Device::allocate_guarded), checked after every
 // launch: its guard zones, and for an input that its contents are unchanged.
 struct Watched {
   Buffer* buffer;
   std::string name;  // as the contract names it: "a", "out"
   std::size_t element_bytes;
-  const void* original = nullptr;  // an input's contents (buffer->size() bytes); null for outputs
-  WordTransform transform = {};    // the buffer holds `original` with every word transformed so
+  const void* original = nullptr;        // an input's contents (buffer->size() bytes); null for outputs
+  WordTransform transform = {};          // the buffer holds `original` with every word transformed so,
+  const WordPatches* patches = nullptr;  // and then these words written over it
 };
 
 struct ExactOutput {

@@ -93,8 +93,10 @@ def read_answers(path: str, where: str) -> list[str]:
     for number, line in enumerate(lines, start=1):
         m = ANSWER_HEADING.match(line) if fence is None else None
         opening = FENCE.match(line)
-        if opening and (fence is None or opening[1].startswith(fence)):
-            fence = opening[1] if fence is None else None
+        if opening and fence is None:
+            fence = opening[1]
+        elif opening and line.strip() == opening[1] and opening[1].startswith(fence):  # a bare fence closes
+            fence = None
         if fence is not None or opening:
             if answers:
                 answers[-1].append(line)

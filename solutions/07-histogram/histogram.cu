@@ -84,7 +84,7 @@ __global__ void histogram_fast_kernel(const unsigned char* __restrict__ bytes, u
   unsigned* mine = warp_bins[threadIdx.x / kWarpSize];
   unsigned run_byte = 0, run = 0;
   const int stride = gridDim.x * blockDim.x, first = blockIdx.x * blockDim.x + threadIdx.x;
-  const int vectors = n / kVectorBytes;  // the input is 16-byte aligned (cudaMalloc's alignment)
+  const int vectors = n / kVectorBytes;  // the harness's buffers start 256-byte aligned
   const uint4* as_vectors = reinterpret_cast<const uint4*>(bytes);
   for (int v = first; v < vectors; v += stride) {
     const uint4 vector = as_vectors[v];

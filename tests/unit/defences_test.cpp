@@ -18,6 +18,7 @@ class FakeGuardedBuffer final : public Buffer {
   void upload(const void*, std::size_t) override {}
   void download(void*, std::size_t) override {}
   void download_range(void*, std::size_t, std::size_t) override {}
+  void upload_range(const void*, std::size_t, std::size_t) override {}
   void fill(std::uint8_t) override {}
   bool guarded() const override { return true; }
   void read_guards(std::vector<std::uint8_t>& front, std::vector<std::uint8_t>& back) override {

@@ -56,6 +56,8 @@ class Buffer {
   virtual void download(void* host, std::size_t bytes) = 0;
   // Copies `bytes` from `offset` on to the host: part of a buffer, for checks by sampling.
   virtual void download_range(void* host, std::size_t offset, std::size_t bytes) = 0;
+  // Copies `bytes` from the host to `offset` on: a few words of an input, rewritten between launches.
+  virtual void upload_range(const void* host, std::size_t offset, std::size_t bytes) = 0;
   virtual void fill(std::uint8_t byte) = 0;  // every byte of the buffer, synchronously
   // A guarded buffer has kGuardBytes of kGuardByte before and after the region student code gets,
   // so a write past either end lands there and is found; an ordinary buffer has none.

@@ -120,6 +120,31 @@ WordTransform new_transform(Rng& rng) {
   return t;
 }
 
+// Patches: in every input set of a large case, kPatchedWords words get random bytes, at seeded places,
+// before each launch (new_transform alone can be undone from one word: a histogram cached from an
+// earlier launch, its bins moved by the mask, would still be right). `expected` follows them.
+constexpr std::size_t kPatchedWords = 16, kPatchedFrom = std::size_t{1} << 16;
+
+WordPatches draw_patches(Rng& rng, const std::vector<std::uint8_t>& input, const WordTransform& t, Bins& expected) {
+  WordPatches patches;
+  const std::size_t words = input.size() / 4;
+  while (patches.size() < kPatchedWords) {
+    const auto at = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(words) - 1));
+    if (std::any_of(patches.begin(), patches.end(), [at](const auto& p) { return p.first == at; })) continue;
+    std::array<std::uint8_t, 4> was{}, now{};
+    std::memcpy(was.data(), &input[4 * at], 4);
+    t.apply(was.data(), 4);
+    const auto word = static_cast<std::uint32_t>(rng.next());
+    std::memcpy(now.data(), &word, 4);
+    for (int k = 0; k < 4; ++k) {
+      expected[was[k]] -= 1;
+      expected[now[k]] += 1;
+    }
+    patches.emplace_back(at, word);
+  }
+  return patches;
+}
+
 class HistogramDriver final : public LabDriver {
  public:
   std::string rate_work() const override { return "bytes of input read once"; }
@@ -170,8 +195,9 @@ class HistogramDriver final : public LabDriver {
 CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const Case& c) {
   // One input; each input set holds it with every byte XORed with a mask of its own and the bytes
   // of each word shuffled (new_transform), and a set gets a new transform before each warm-up and
-  // timed launch, written on the device from an untouched copy: 255 x 24 contents, no two launches
-  // in a row alike, and the expected bins follow exactly. The input buffer is exactly n bytes, with
+  // timed launch, written on the device from an untouched copy, and a large case's sets get a few
+  // random words too (draw_patches), new ones each launch: no two launches alike, no result of an
+  // earlier one right again, and the expected bins follow exactly. The input buffer is exactly n bytes, with
   // guard zones of 0x7F around it: a kernel that reads past the end counts bytes that are not there.
   const std::shared_ptr<const CaseData> data = data_for(ctx, task, c);
   const std::vector<std::uint8_t>& input = data->bytes;
@@ -185,22 +211,18 @@ CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const C
   Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
   struct Set {
     std::unique_ptr<Buffer> bytes, bins;
-    WordTransform transform;  // `bytes` holds the input transformed so
+    WordTransform transform;  // `bytes` holds the input transformed so,
+    WordPatches patches;      // with these words written over it
     Bins expected;
   };
-  std::unique_ptr<Buffer> pristine;  // the input as generated, for the loads of a timing case
-  if (count_of_sets > 1) {
-    pristine = ctx.device.allocate(n);
-    pristine->upload(input.data(), n);
-  }
+  const PristineInput pristine(ctx.device, input.data(), n, count_of_sets);
+  Rng patch_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "patches " + task.name, c.name));
   std::vector<Set> sets(count_of_sets);
   auto hold = [&](Set& set, const WordTransform& t) {
     set.transform = t;
     set.expected = reference::xored(data->bins, static_cast<std::uint8_t>(t.xor_mask));
-    if (t.identity())
-      set.bytes->upload(input.data(), n);
-    else
-      ctx.device.copy_transformed(*pristine, *set.bytes, t);
+    set.patches = n >= kPatchedFrom ? draw_patches(patch_rng, input, t, set.expected) : WordPatches{};
+    pristine.write(*set.bytes, t, set.patches);
   };
   for (int i = 0; i < count_of_sets; ++i) {
     sets[i].bytes = ctx.device.allocate_guarded(n);
@@ -221,7 +243,7 @@ CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const C
   };
   l.exact_outputs = [&](int i) { return std::vector<ExactOutput>{{sets[i].bins.get(), sets[i].expected.data()}}; };
   l.watched = [&](int i) {
-    return std::vector<Watched>{{sets[i].bytes.get(), "bytes", 1, input.data(), sets[i].transform},
+    return std::vector<Watched>{{sets[i].bytes.get(), "bytes", 1, input.data(), sets[i].transform, &sets[i].patches},
                                 {sets[i].bins.get(), "bins", sizeof(std::uint32_t)}};
   };
   l.work = l.least_bytes = static_cast<double>(n);  // every byte read once; 1 KiB of bins written

@@ -35,10 +35,34 @@ std::vector<float> make_input(const Case& c, Rng& rng) {
   return values;
 }
 
+// Spikes: in every input set of a large case with a rounding sum, kSpikes elements become ±2^24 to
+// ±1.875 * 2^24 (exact floats), at seeded places, before each launch. Each is larger than the sum's
+// tolerance, so a sum that skips or samples part of its input misses one and fails, and so does a
+// sum cached from an earlier launch: the spikes move every time and no single word reveals where.
+constexpr int kSpikes = 16;
+constexpr std::size_t kSpikedFrom = std::size_t{1} << 16;
+
+WordPatches draw_spikes(Rng& rng, std::size_t n) {
+  WordPatches spikes;
+  while (spikes.size() < kSpikes) {
+    const auto at = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n) - 1));
+    if (std::any_of(spikes.begin(), spikes.end(), [at](const auto& s) { return s.first == at; })) continue;
+    const float magnitude = 16777216.0f * (1.0f + static_cast<float>(rng.integer(0, 7)) / 8.0f);
+    spikes.emplace_back(at, std::bit_cast<std::uint32_t>(rng.integer(0, 1) ? magnitude : -magnitude));
+  }
+  return spikes;
+}
+
 // What a wrong sum most likely means, for the student.
-std::string diagnose(double expected, double tolerance, float got, std::int64_t n) {
+std::string diagnose(double expected, double tolerance, float got, std::int64_t n, bool spiked) {
   const double off = static_cast<double>(got) - expected;
   if (std::isnan(got)) return "the sum is NaN: out[0] was never written (it holds the poison), or NaN was added";
+  if (spiked && std::fabs(off) >= 8388608.0 && std::fabs(off) <= 4.0 * static_cast<double>(n) + 1.0e9)
+    return fmt::format(
+        "off by {:.6g}: in large inputs the grader puts {} elements of ±2^24 or more at random places, new ones "
+        "before every launch; a missed or doubled one is off by that much: does the kernel read every element, in "
+        "every launch (no result kept from an earlier one)?",
+        off, kSpikes);
   if (std::isinf(got) || std::fabs(off) > 4.0 * static_cast<double>(n) + 1)
     return "the sum is far larger than n elements below 2 can make: did a thread read past the end of `in` "
            "(the memory there reads as 3.4e38), or add a partial sum that was never written?";
@@ -50,14 +74,22 @@ std::string diagnose(double expected, double tolerance, float got, std::int64_t 
       tolerance == 0 ? "nothing: this input sums exactly in any order" : fmt::format("±{:.3g}", tolerance));
 }
 
-// Compares a student's sum with the exact sum of the input as XORed by `mask`.
-Comparison check_sum(const reference::BinadeCounts& counts, std::uint32_t mask, float got) {
-  const reference::ExactSum exact = reference::exact_sum(counts, mask);
+// Compares a student's sum with the exact sum of the input as XORed by `mask`, with `spikes` in
+// place of the elements they overwrite.
+Comparison check_sum(const reference::BinadeCounts& counts, std::uint32_t mask, const std::vector<float>& input,
+                     const WordPatches& spikes, float got) {
+  reference::ExactSum exact = reference::exact_sum(counts, mask);
+  for (const auto& [at, word] : spikes) {
+    const double was = std::bit_cast<float>(std::bit_cast<std::uint32_t>(input[at]) ^ mask),
+                 now = std::bit_cast<float>(word);
+    exact.sum += now - was;
+    exact.sum_abs += std::fabs(now) - std::fabs(was);
+  }
   const double tolerance = reference::sum_tolerance(counts.n, exact);
   const std::array<double, 1> expected{exact.sum}, bound{tolerance};
   const std::array<float, 1> seen{got};
   Comparison cmp = compare_within(expected, bound, seen);
-  if (!cmp.ok()) cmp.note = diagnose(exact.sum, tolerance, got, counts.n);
+  if (!cmp.ok()) cmp.note = diagnose(exact.sum, tolerance, got, counts.n, !spikes.empty());
   return cmp;
 }
 
@@ -104,8 +136,9 @@ class ReductionDriver final : public LabDriver {
     // One input; each input set holds it with every word XORed with a mask of its own (sign and
     // mantissa bits: the elements stay in one binade, all of one sign), and a set gets a new mask
     // before each warm-up and timed launch, written on the device from an untouched copy. The exact
-    // sum under any mask follows from the input's mantissa-bit counts, so every launch is checked
-    // against an exact sum that no earlier launch had: 2^24 contents, no cache of results can hit.
+    // sum under any mask follows from the input's mantissa-bit counts. One word reveals the mask, so
+    // a large rounding case also gets spikes (draw_spikes), new ones before every launch: a result
+    // cached and corrected for the mask, or a sum of a sample, misses them.
     const std::shared_ptr<const CaseData> data = data_for(ctx, task, c);
     const std::vector<float>& input = data->input;
     const int n = static_cast<int>(input.size());
@@ -117,21 +150,18 @@ class ReductionDriver final : public LabDriver {
     };
     struct Set {
       std::unique_ptr<Buffer> in, scratch, out;
-      WordTransform transform;  // `in` holds `input` transformed so
+      WordTransform transform;  // `in` holds `input` transformed so,
+      WordPatches spikes;       // with these elements written over it
     };
     const int count_of_sets = input_sets(c);
-    std::unique_ptr<Buffer> pristine;  // the input as generated, for the loads of a timing case
-    if (count_of_sets > 1) {
-      pristine = ctx.device.allocate(bytes);
-      pristine->upload(input.data(), bytes);
-    }
+    const PristineInput pristine(ctx.device, input.data(), bytes, count_of_sets);
+    const bool spiked = c.params.value("distribution", "coarse") == "fine" && input.size() >= kSpikedFrom;
+    Rng spike_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "spikes " + task.name, c.name));
     std::vector<Set> sets(count_of_sets);
     auto hold = [&](Set& set, const WordTransform& t) {
       set.transform = t;
-      if (t.identity())
-        set.in->upload(input.data(), bytes);
-      else
-        ctx.device.copy_transformed(*pristine, *set.in, t);
+      set.spikes = spiked ? draw_spikes(spike_rng, input.size()) : WordPatches{};
+      pristine.write(*set.in, t, set.spikes);
     };
     for (int i = 0; i < count_of_sets; ++i) {
       sets[i] = {ctx.device.allocate_guarded(bytes),
@@ -153,12 +183,13 @@ class ReductionDriver final : public LabDriver {
     l.check = [&](int i) {
       float got = 0;
       sets[i].out->download(&got, sizeof got);
-      return check_sum(data->counts, sets[i].transform.xor_mask, got);
+      return check_sum(data->counts, sets[i].transform.xor_mask, input, sets[i].spikes, got);
     };
     l.watched = [&](int i) {
-      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(float), input.data(), sets[i].transform},
-                                  {sets[i].scratch.get(), "scratch", sizeof(float)},
-                                  {sets[i].out.get(), "out", sizeof(float)}};
+      return std::vector<Watched>{
+          {sets[i].in.get(), "in", sizeof(float), input.data(), sets[i].transform, &sets[i].spikes},
+          {sets[i].scratch.get(), "scratch", sizeof(float)},
+          {sets[i].out.get(), "out", sizeof(float)}};
     };
     l.work = l.least_bytes = static_cast<double>(bytes);  // every element read once
     return execute(ctx, c, l);

@@ -1,5 +1,5 @@
 // The CPU reference of lab 05-reduction: the exact sum the grader checks a GPU sum against, the
-// tolerance that float addition in any order needs, and the CPU sums a GPU kernel is compared with.
+// tolerance of a float sum in tree or grid-stride order, and the CPU sums a GPU kernel is compared with.
 #pragma once
 #include <array>
 #include <cstdint>

@@ -41,18 +41,11 @@ class TransposeDriver final : public LabDriver {
       WordTransform transform;  // `in` holds `input` transformed so
     };
     const int count_of_sets = input_sets(c);
-    std::unique_ptr<Buffer> pristine;  // the input as generated, for the loads of a timing case
-    if (count_of_sets > 1) {
-      pristine = ctx.device.allocate(bytes);
-      pristine->upload(input.data(), bytes);
-    }
+    const PristineInput pristine(ctx.device, input.data(), bytes, count_of_sets);
     std::vector<Set> sets(count_of_sets);
     auto hold = [&](Set& set, const WordTransform& t) {
       set.transform = t;
-      if (t.identity())
-        set.in->upload(input.data(), bytes);
-      else
-        ctx.device.copy_transformed(*pristine, *set.in, t);
+      pristine.write(*set.in, t);
     };
     for (int i = 0; i < count_of_sets; ++i) {
       sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), {}};
