@@ -103,8 +103,9 @@ struct Watched {
 
 struct ExactOutput {
   Buffer* buffer;
-  const void* expected;          // buffer->size() bytes
-  WordTransform transform = {};  // the buffer should hold `expected` with every word transformed so
+  const void* expected;                  // buffer->size() bytes
+  WordTransform transform = {};          // the buffer should hold `expected` with every word transformed so,
+  const WordPatches* patches = nullptr;  // and these words over it (where the input's patches land)
 };
 
 // One case, ready to run: the runner prepares, launches, checks, and for a timing case repeats the

@@ -1,5 +1,7 @@
 #include "transpose_lab.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #include "lab_driver.hpp"
@@ -13,6 +15,9 @@ std::vector<float> transformed(std::vector<float> values, const WordTransform& t
   t.apply(values.data(), values.size() * sizeof(float));
   return values;
 }
+
+// Patched words per input set of a large case (see run).
+constexpr std::size_t kPatches = 16, kPatchedFrom = std::size_t{1} << 16;
 
 // A case's input and its transpose.
 struct CaseData {
@@ -29,8 +34,8 @@ class TransposeDriver final : public LabDriver {
     // One input and its transpose; each input set holds the input with every element's bits XORed
     // with a mask of its own (sign and mantissa: the numbers stay finite), and a set gets a new mask
     // before each warm-up and timed launch, written on the device from an untouched copy. A transpose
-    // moves bits, so the expected output is the transpose XORed with the same mask: 2^24 contents,
-    // none seen twice, and no cache of results can hit.
+    // moves bits, so the expected output is the transpose XORed with the same mask (and the patches
+    // below, transposed): no two launches alike, and no earlier output right again.
     const std::shared_ptr<const CaseData> data = data_for(ctx, task, c, rows, cols);
     const std::vector<float>& input = data->input;
     const std::vector<float>& expected = data->expected;
@@ -38,14 +43,33 @@ class TransposeDriver final : public LabDriver {
     auto new_mask = [&] { return WordTransform{(static_cast<std::uint32_t>(masks.next()) & 0x807FFFFFu) | 1u}; };
     struct Set {
       std::unique_ptr<Buffer> in, out;
-      WordTransform transform;  // `in` holds `input` transformed so
+      WordTransform transform;  // `in` holds `input` transformed so,
+      WordPatches in_patches;   // with these words written over it,
+      WordPatches out_patches;  // which land here in the output
     };
+    // A large case's sets get kPatches random words at seeded places too, new ones before every
+    // launch: one word reveals the mask, so an output cached from an earlier launch could be
+    // corrected for it at copy speed; the patches, which the checks always compare, it cannot know.
+    const bool patched = count >= kPatchedFrom;
+    Rng patch_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "patches " + task.name, c.name));
     const int count_of_sets = input_sets(c);
     const PristineInput pristine(ctx.device, input.data(), bytes, count_of_sets);
     std::vector<Set> sets(count_of_sets);
     auto hold = [&](Set& set, const WordTransform& t) {
       set.transform = t;
-      pristine.write(*set.in, t);
+      set.in_patches.clear();
+      set.out_patches.clear();
+      while (patched && set.in_patches.size() < kPatches) {
+        const auto at = static_cast<std::size_t>(patch_rng.integer(0, static_cast<std::int64_t>(count) - 1));
+        if (std::any_of(set.in_patches.begin(), set.in_patches.end(), [at](const auto& p) { return p.first == at; }))
+          continue;
+        const auto word = std::bit_cast<std::uint32_t>(patch_rng.uniform(-1.0f, 1.0f));
+        set.in_patches.emplace_back(at, word);
+        const std::size_t r = at / static_cast<std::size_t>(cols), col = at % static_cast<std::size_t>(cols);
+        set.out_patches.emplace_back(col * static_cast<std::size_t>(rows) + r,
+                                     word);  // element (r, col) moves to (col, r)
+      }
+      pristine.write(*set.in, t, set.in_patches);
     };
     for (int i = 0; i < count_of_sets; ++i) {
       sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), {}};
@@ -62,16 +86,20 @@ class TransposeDriver final : public LabDriver {
     l.check = [&](int i) {
       sets[i].out->download(got.data(), bytes);
       // The output has `rows` columns.
-      const WordTransform& t = sets[i].transform;
-      return compare_exact<float>(t.identity() ? expected : transformed(expected, t), got,
-                                  static_cast<std::size_t>(rows));
+      const Set& set = sets[i];
+      if (set.transform.identity() && set.out_patches.empty())
+        return compare_exact<float>(expected, got, static_cast<std::size_t>(rows));
+      std::vector<float> want = transformed(expected, set.transform);
+      for (const auto& [at, word] : set.out_patches) want[at] = std::bit_cast<float>(word);
+      return compare_exact<float>(want, got, static_cast<std::size_t>(rows));
     };
     l.exact_outputs = [&](int i) {
-      return std::vector<ExactOutput>{{sets[i].out.get(), expected.data(), sets[i].transform}};
+      return std::vector<ExactOutput>{{sets[i].out.get(), expected.data(), sets[i].transform, &sets[i].out_patches}};
     };
     l.watched = [&](int i) {
-      return std::vector<Watched>{{sets[i].in.get(), "in", sizeof(float), input.data(), sets[i].transform},
-                                  {sets[i].out.get(), "out", sizeof(float)}};
+      return std::vector<Watched>{
+          {sets[i].in.get(), "in", sizeof(float), input.data(), sets[i].transform, &sets[i].in_patches},
+          {sets[i].out.get(), "out", sizeof(float)}};
     };
     l.work = l.least_bytes = 2.0 * static_cast<double>(bytes);
     return execute(ctx, c, l);
