@@ -90,6 +90,27 @@ class PristineInput {
   std::unique_ptr<Buffer> pristine_;
 };
 
+// A lab's data for a case (its input, the reference output), made once per run for the timing case,
+// whose inputs every task times (a calibration may use them too), and afresh for every other case.
+template <typename Data>
+class TimingCaseData {
+ public:
+  template <typename Make>
+  std::shared_ptr<const Data> get(const Case& c, Make make) {
+    if (c.timing && kept_ && kept_name_ == c.name) return kept_;
+    std::shared_ptr<const Data> made = make();
+    if (c.timing) {
+      kept_ = made;
+      kept_name_ = c.name;
+    }
+    return made;
+  }
+
+ private:
+  std::shared_ptr<const Data> kept_;
+  std::string kept_name_;
+};
+
 // A buffer student code receives (allocated with Device::allocate_guarded), checked after every
 // launch: its guard zones, and for an input that its contents are unchanged.
 struct Watched {

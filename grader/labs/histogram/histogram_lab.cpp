@@ -105,7 +105,6 @@ Comparison compare_bins(const Bins& expected, std::span<const std::uint32_t> got
 
 // A case's bytes and their histogram.
 struct CaseData {
-  std::string case_name;
   std::vector<std::uint8_t> bytes;
   Bins bins{};
 };
@@ -175,21 +174,19 @@ class HistogramDriver final : public LabDriver {
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override;
 
  private:
-  // The timing cases' bytes are drawn once per run, not per task, and counted once: the timed
+  // The timing case's bytes are drawn once per run, not per task, and counted once: the timed
   // launches get new contents each (XOR masks), and the first launch of every task is checked.
   std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c) {
-    for (const auto& kept : timing_data_)
-      if (c.timing && kept->case_name == c.name) return kept;
-    Rng rng = ctx.inputs_rng(task, c);
-    auto made = std::make_shared<CaseData>();
-    made->case_name = c.name;
-    made->bytes = make_bytes(c, rng);
-    made->bins = reference::histogram_all_cores(made->bytes);
-    if (c.timing) timing_data_.push_back(made);
-    return made;
+    return timing_data_.get(c, [&] {
+      Rng rng = ctx.inputs_rng(task, c);
+      auto made = std::make_shared<CaseData>();
+      made->bytes = make_bytes(c, rng);
+      made->bins = reference::histogram_all_cores(made->bytes);
+      return made;
+    });
   }
 
-  std::vector<std::shared_ptr<const CaseData>> timing_data_;  // one per timing case (uniform, equal)
+  TimingCaseData<CaseData> timing_data_;
 };
 
 CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const Case& c) {

@@ -97,7 +97,6 @@ Comparison check_sum(const reference::BinadeCounts& counts, std::uint32_t mask, 
 
 // A case's input and the counts its exact sums follow from.
 struct CaseData {
-  std::string case_name;
   std::vector<float> input;
   reference::BinadeCounts counts;
 };
@@ -201,17 +200,16 @@ class ReductionDriver final : public LabDriver {
   // The timing case's input is drawn and counted once per run, not per task (its calibration uses
   // it too); every other case's is the task's own.
   std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c) {
-    if (c.timing && timing_data_ && timing_data_->case_name == c.name) return timing_data_;
-    Rng rng = ctx.inputs_rng(task, c);
-    auto made = std::make_shared<CaseData>();
-    made->case_name = c.name;
-    made->input = make_input(c, rng);
-    made->counts = reference::count_mantissa_bits(made->input);
-    if (c.timing) timing_data_ = made;
-    return made;
+    return timing_data_.get(c, [&] {
+      Rng rng = ctx.inputs_rng(task, c);
+      auto made = std::make_shared<CaseData>();
+      made->input = make_input(c, rng);
+      made->counts = reference::count_mantissa_bits(made->input);
+      return made;
+    });
   }
 
-  std::shared_ptr<const CaseData> timing_data_;
+  TimingCaseData<CaseData> timing_data_;
 };
 
 }  // namespace

@@ -59,7 +59,6 @@ bool differences_match(std::span<const std::uint32_t> input, const WordTransform
 
 // A case's contents (one input per input set) and the scan of contents 0.
 struct CaseData {
-  std::string case_name;
   std::vector<std::vector<std::uint32_t>> contents;
   std::vector<std::uint32_t> expected_first;
 };
@@ -212,18 +211,17 @@ class ScanDriver final : public LabDriver {
   // The timing case's inputs are drawn once per run, not per task, and scanned once: the timed
   // launches get new inputs each (masks), and the first launch of every task is checked in full.
   std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c) {
-    if (c.timing && timing_data_ && timing_data_->case_name == c.name) return timing_data_;
-    Rng rng = ctx.inputs_rng(task, c);
-    auto made = std::make_shared<CaseData>();
-    made->case_name = c.name;
-    for (int i = 0; i < input_sets(c); ++i) made->contents.push_back(make_input(c, rng));
-    made->expected_first.resize(made->contents[0].size());
-    reference::inclusive_scan_all_cores(made->contents[0], made->expected_first);
-    if (c.timing) timing_data_ = made;
-    return made;
+    return timing_data_.get(c, [&] {
+      Rng rng = ctx.inputs_rng(task, c);
+      auto made = std::make_shared<CaseData>();
+      for (int i = 0; i < input_sets(c); ++i) made->contents.push_back(make_input(c, rng));
+      made->expected_first.resize(made->contents[0].size());
+      reference::inclusive_scan_all_cores(made->contents[0], made->expected_first);
+      return made;
+    });
   }
 
-  std::shared_ptr<const CaseData> timing_data_;
+  TimingCaseData<CaseData> timing_data_;
 };
 
 }  // namespace

@@ -21,7 +21,6 @@ constexpr std::size_t kPatches = 16, kPatchedFrom = std::size_t{1} << 16;
 
 // A case's input and its transpose.
 struct CaseData {
-  std::string case_name;
   std::vector<float> input, expected;
 };
 
@@ -109,18 +108,17 @@ class TransposeDriver final : public LabDriver {
   // The timing case's input is drawn once per run, not per task, and transposed once for every
   // task: the timed launches get new contents each (masks), and every first launch is checked in full.
   std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c, int rows, int cols) {
-    if (c.timing && timing_data_ && timing_data_->case_name == c.name) return timing_data_;
-    Rng rng = ctx.inputs_rng(task, c);
-    auto made = std::make_shared<CaseData>();
-    made->case_name = c.name;
-    made->input.resize(static_cast<std::size_t>(rows) * cols);
-    draw_each(rng, std::span(made->input), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
-    made->expected = reference::transpose(made->input, rows, cols);
-    if (c.timing) timing_data_ = made;
-    return made;
+    return timing_data_.get(c, [&] {
+      Rng rng = ctx.inputs_rng(task, c);
+      auto made = std::make_shared<CaseData>();
+      made->input.resize(static_cast<std::size_t>(rows) * cols);
+      draw_each(rng, std::span(made->input), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
+      made->expected = reference::transpose(made->input, rows, cols);
+      return made;
+    });
   }
 
-  std::shared_ptr<const CaseData> timing_data_;
+  TimingCaseData<CaseData> timing_data_;
 };
 
 }  // namespace
