@@ -38,6 +38,7 @@ struct Batch {
   const std::string& backend;
   const GradeOptions& o;
   std::filesystem::path out, submissions;
+  std::filesystem::path scratch;  // this run's half-done work: OUT/.scratch/local, or slurm-<task> for a Slurm task
   std::string version;
   Isolation isolation;
   Limits run_limits, compile_limits;

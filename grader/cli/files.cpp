@@ -84,4 +84,10 @@ CommandOutput run_command(const std::string& command) {
   return c;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown host";
+  return name;
+}
+
 }  // namespace gpulab::cli

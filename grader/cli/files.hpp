@@ -51,6 +51,9 @@ class ScratchFolder {
   std::filesystem::path path_;
 };
 
+// This machine's host name ("unknown host" when the system will not say).
+std::string host_name();
+
 // The executable `name` in a folder of PATH (/usr/bin:/bin when unset), or "" when there is none.
 std::string find_program(const std::string& name);
 

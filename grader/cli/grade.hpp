@@ -23,6 +23,15 @@ namespace gpulab::cli {
 // are only fair alone, and one GPU lock serialises everything else).
 int default_jobs(const std::string& backend, const std::string& device, int cuda_gpus, unsigned cores);
 
+// One array task of a Slurm submission (slurm.hpp): it grades the students on lines
+// [index * size, (index + 1) * size) of `list` beside the other tasks, and leaves the batch's own
+// files (grades.csv, batch.json, index.html) to the job that finishes the submission.
+struct SlurmChunk {
+  std::filesystem::path list;
+  int index = 0, size = 1;
+  std::string task_id;  // "<array job>_<task>" (or the job's id): its status file and scratch folder
+};
+
 struct GradeOptions {
   std::filesystem::path submissions;
   std::filesystem::path out = "results";
@@ -45,6 +54,10 @@ struct GradeOptions {
   bool leaderboard = false;
   std::string hidden_visibility = "after_due_date";
   std::filesystem::path deadlines;  // due dates and late penalties (deadlines.hpp); empty: none
+  // Slurm (slurm.hpp): an array task's share of the students, or the finishing job's submission
+  // folder (OUT/slurm/<id>: no grading, the batch's files from every student's record).
+  std::optional<SlurmChunk> chunk;
+  std::filesystem::path finish;
 };
 
 struct BatchSummary {
@@ -52,6 +65,14 @@ struct BatchSummary {
   int failed = 0;  // the grader itself failed for these (written as error records, regraded next time)
   double wall_s = 0;
 };
+
+// What the instructor chose that changes a result (backend, labs, device, limits, sanitizer gate): a
+// record's selection starts with it, followed by the isolation the grading machine found.
+std::string options_key(const std::vector<Manifest>& labs, const std::string& backend, const GradeOptions& o);
+
+// StudentRecord::submission_stamp of a submission (a folder or an archive): its files' names, sizes
+// and modification times, hashed.
+std::string submission_stamp(const std::filesystem::path& entry);
 
 // The pristine harness's identity: its version and a hash of the gpulab command, the harness
 // libraries and the graded manifests; a change regrades everyone.

@@ -1,7 +1,9 @@
 // The batch: its devices, limits and sandbox, its calibrations, the jobs that grade the students, and
 // the batch's own files (grades.csv, batch.json).
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/chrono.h>
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <ctime>
 #include <sstream>
 #include <thread>
 
@@ -34,15 +37,38 @@ std::string now_utc() {
                      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
-std::string selection_key(const Batch& b) {
+std::string options_key(const std::vector<Manifest>& labs, const std::string& backend, const GradeOptions& o) {
   std::vector<std::string> ids;
-  for (const auto& m : b.labs) ids.push_back(m.id);
+  for (const auto& m : labs) ids.push_back(m.id);
+  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB{}", backend, fmt::join(ids, ","),
+                     o.device, o.idle_timeout_s, o.lab_time_limit_s, o.memory_gib, o.processes, o.output_mib,
+                     o.sanitize ? "|sanitizer gate" : "");
+}
+
+std::string selection_key(const Batch& b) {
   const Isolation& i = b.isolation;
-  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB|isolation {}{}{}{}",
-                     b.backend, fmt::join(ids, ","), b.o.device, b.o.idle_timeout_s, b.o.lab_time_limit_s,
-                     b.o.memory_gib, b.o.processes, b.o.output_mib, i.bubblewrap ? "bubblewrap " : "",
-                     i.own_user ? "user " : "", i.network_off ? "no-network" : "",
-                     b.o.sanitize ? "|sanitizer gate" : "");
+  return fmt::format("{}|isolation {}{}{}", options_key(b.labs, b.backend, b.o), i.bubblewrap ? "bubblewrap " : "",
+                     i.own_user ? "user " : "", i.network_off ? "no-network" : "");
+}
+
+std::string submission_stamp(const fs::path& entry) {
+  std::vector<std::string> lines;
+  const auto stamp = [&](const fs::path& p, const std::string& name) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0)
+      lines.push_back(fmt::format("{}\t{}\t{}\t{}.{:09}", name, st.st_mode & S_IFMT, st.st_size, st.st_mtim.tv_sec,
+                                  st.st_mtim.tv_nsec));
+  };
+  stamp(entry, ".");
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(entry, ec)))
+    for (auto it = fs::recursive_directory_iterator(entry, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      stamp(it->path(), it->path().lexically_relative(entry).string());
+  std::sort(lines.begin(), lines.end());
+  Sha256 h;
+  for (const auto& line : lines) h.update(line + "\n");
+  return "sha256:" + h.hex();
 }
 
 SandboxSpec sandbox_for(const Batch& b, const fs::path& box, const Slot& slot) {
@@ -100,13 +126,21 @@ std::string grader_version(const Toolchain& tc, const std::vector<Manifest>& lab
 
 namespace {
 
-// Holds OUT/.lock for the batch: two batches writing one OUT would overwrite each other.
+// Holds OUT/.lock for the batch: two batches writing one OUT would overwrite each other. The tasks
+// of a Slurm submission share it (each student is claimed on its own, grade_student.cpp); a batch on
+// one machine holds it alone.
 class BatchLock {
  public:
-  explicit BatchLock(const fs::path& out) : file_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (!file_.valid() || ::flock(file_.get(), LOCK_EX | LOCK_NB) != 0)
+  BatchLock(const fs::path& out, bool shared)
+      : file_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (!file_.valid() || ::flock(file_.get(), (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0)
       throw std::runtime_error(
-          fmt::format("another gpulab grade is writing {}: wait for it, or choose another OUT", out.string()));
+          shared ? fmt::format("a gpulab grade without --slurm is writing {}: wait for it, or give the Slurm "
+                               "submission another OUT",
+                               out.string())
+                 : fmt::format("another gpulab grade (or a Slurm submission's job) is writing {}: wait for it "
+                               "(gpulab grade --slurm --status shows a submission's jobs), or choose another OUT",
+                               out.string()));
   }
 
  private:
@@ -116,6 +150,25 @@ class BatchLock {
 std::vector<StudentJob> list_submissions(const fs::path& dir) {
   std::vector<StudentJob> jobs;
   for (const auto& [name, entry] : submission_entries(dir)) jobs.push_back({entry, name});
+  return jobs;
+}
+
+// A Slurm array task's students: its lines of the submission's list, each still in the folder.
+std::vector<StudentJob> chunk_of_submissions(const SlurmChunk& c, const fs::path& dir) {
+  std::vector<std::string> names;
+  std::istringstream list(read_text_or_throw(c.list));
+  for (std::string line; std::getline(list, line);)
+    if (!line.empty()) names.push_back(line);
+  const auto all = list_submissions(dir);
+  std::vector<StudentJob> jobs;
+  const std::size_t first = static_cast<std::size_t>(c.index) * static_cast<std::size_t>(c.size);
+  for (std::size_t i = first; i < std::min(names.size(), first + static_cast<std::size_t>(c.size)); ++i) {
+    const auto it = std::find_if(all.begin(), all.end(), [&](const StudentJob& j) { return j.name == names[i]; });
+    if (it != all.end())
+      jobs.push_back(*it);
+    else
+      fmt::print(stderr, "  {}: listed for this task but no longer in {}: left out\n", names[i], dir.string());
+  }
   return jobs;
 }
 
@@ -139,10 +192,19 @@ void choose_gpus(Batch& b) {
   }
 }
 
+// The cores this process may use: a Slurm job's allocation, else its affinity mask, else the machine's.
+unsigned usable_cores() {
+  if (const char* slurm = std::getenv("SLURM_CPUS_PER_TASK"); slurm && std::atoi(slurm) > 0)
+    return static_cast<unsigned>(std::atoi(slurm));
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 // How many students at once, and what each job's runners and compilers may use.
 void set_jobs_and_limits(Batch& b) {
   const GradeOptions& o = b.o;
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned cores = usable_cores();
   b.jobs = o.jobs > 0 ? o.jobs : default_jobs(b.backend, o.device, static_cast<int>(b.gpus.size()), cores);
   b.cpu_threads_per_job = std::max(1, static_cast<int>(cores) / b.jobs);
   b.run_limits.wall_s = o.lab_time_limit_s;
@@ -213,7 +275,7 @@ void calibrate_batch(Batch& b) {
     const auto cases = m.cases_for(b.device_class);
     if (!m.files.count(b.backend) || std::none_of(cases.begin(), cases.end(), [](const Case* c) { return c->timing; }))
       continue;
-    const fs::path dir = b.out / ".scratch" / "_calibration" / m.id;
+    const fs::path dir = b.scratch / "_calibration" / m.id;
     const BuildResult build = build_lab(b.tc, m, b.backend, b.tc.repo / "labs" / m.id, dir / "build");
     for (int g = 0; g < gpus; ++g) {
       std::string why = build.ok ? "" : "the skeleton did not build: " + build.message;
@@ -376,7 +438,7 @@ std::map<std::string, Lateness> lateness_of_students(const Batch& b, const std::
 // OUT/grades.csv from every student's record, each student's outputs rendered again with this batch's
 // options (a student skipped as unchanged was rendered by an earlier run), and OUT/batch.json.
 void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, const BatchSummary& summary,
-                       const std::string& started_at) {
+                       const std::string& started_at, const json& slurm = nullptr) {
   std::vector<StudentRecord> records;
   for (const auto& job : students) {
     const fs::path path = b.out / "students" / job.name / "result.json";
@@ -410,9 +472,78 @@ void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, 
              {"leaderboard", b.o.leaderboard},
              {"throughput_per_hour", summary.graded > 0 && hours > 0 ? summary.graded / hours : 0.0}};
   if (!b.gpus.empty()) batch["gpus"] = b.gpus;
+  if (!slurm.is_null()) batch["slurm"] = slurm;
   add_calibrations_and_budget(batch, b);
   if (!b.budgets.empty()) fmt::print("{}\n", budget_line(b.budgets));
   write_text_atomically(batch.dump(2) + "\n", b.out / "batch.json");
+}
+
+// OUT/slurm/tasks/<task>.json: where a Slurm array task runs and which students it has; once it has
+// ended, what became of them and where their time went (for the finishing job's budget line). A
+// task that stays "running" after its job has gone was cancelled or failed (gpulab grade --slurm --status).
+void write_task_status(const Batch& b, const std::vector<StudentJob>& students, const std::string& started_at,
+                       const BatchSummary* done) {
+  std::vector<std::string> names;
+  for (const auto& job : students) names.push_back(job.name);
+  json status{{"task", b.o.chunk->task_id}, {"node", host_name()},   {"state", done ? "done" : "running"},
+              {"started", started_at},      {"students", names},     {"grader_version", b.version}};
+  if (!b.gpus.empty()) status["gpus"] = b.gpus;
+  if (done)
+    status.update({{"finished", now_utc()},
+                   {"graded", done->graded},
+                   {"refused", done->refused},
+                   {"skipped_unchanged", done->skipped_unchanged},
+                   {"grader_failures", done->failed},
+                   {"wall_s", done->wall_s},
+                   {"phases", b.budgets}});
+  write_text_atomically(status.dump(2) + "\n", b.out / "slurm" / "tasks" / (b.o.chunk->task_id + ".json"));
+}
+
+// Where this run keeps its half-done work: a batch on one machine holds OUT alone and clears all of
+// OUT/.scratch (what is there was left by a killed batch); a Slurm task clears only its own folder.
+void set_scratch(Batch& b) {
+  if (b.o.chunk) {
+    b.scratch = b.out / ".scratch" / ("slurm-" + b.o.chunk->task_id);
+    fs::remove_all(b.scratch);
+  } else {
+    fs::remove_all(b.out / ".scratch");
+    b.scratch = b.out / ".scratch" / "local";
+  }
+  fs::create_directories(b.scratch);
+}
+
+// The job that finishes a Slurm submission once every array task has ended (however it ended): the
+// batch's files from every student's record, the tasks' budgets, their scratch folders removed. A
+// student without a current record (a cancelled task's) counts as not graded.
+BatchSummary finish_slurm_submission(Batch& b) {
+  const json submission = json::parse(read_text_or_throw(b.o.finish / "submission.json"));
+  const std::string tasks_of = submission.value("array_job", "") + "_";
+  const auto students = list_submissions(b.submissions);
+  BatchSummary summary;
+  summary.submissions = static_cast<int>(students.size());
+  for (const auto& job : students) {
+    const json r = json::parse(read_text(b.out / "students" / job.name / "result.json"), nullptr, false);
+    const bool graded = r.is_object() && !r.value("grader_error", false);
+    summary.graded += graded;
+    summary.failed += !graded;
+    summary.refused += graded && !r.value("error", "").empty();
+  }
+  json tasks = json::object();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(b.out / "slurm" / "tasks", ec)) {
+    if (e.path().filename().string().rfind(tasks_of, 0) != 0) continue;
+    const json t = json::parse(read_text(e.path()), nullptr, false);
+    if (!t.is_object()) continue;
+    tasks[t.value("task", "")] = t.value("state", "");
+    for (const auto& p : t.value("phases", json::array())) b.budgets.push_back(p.get<PhaseTimes>());
+  }
+  for (const auto& e : fs::directory_iterator(b.out / ".scratch", ec))
+    if (e.path().filename().string().rfind("slurm-" + tasks_of, 0) == 0) fs::remove_all(e.path(), ec);
+  summary.wall_s = std::max(0.0, static_cast<double>(std::time(nullptr)) - submission.value("submitted_epoch", 0.0));
+  json slurm = submission;
+  slurm["tasks"] = tasks;
+  write_batch_files(b, students, summary, submission.value("submitted_at", now_utc()), slurm);
+  return summary;
 }
 
 }  // namespace
@@ -426,23 +557,29 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   Batch b(tc, labs, backend, o);
   b.out = fs::absolute(o.out).lexically_normal();
   b.submissions = fs::absolute(o.submissions).lexically_normal();
-  const auto students = list_submissions(b.submissions);
   fs::create_directories(b.out / "students");
-  BatchLock lock(b.out);
-  fs::remove_all(b.out / ".scratch");  // what a killed batch left half done
-  fs::create_directories(b.out / ".scratch");
+  BatchLock lock(b.out, o.chunk || !o.finish.empty());
   b.version = grader_version(tc, labs, backend);
   require_gradescope_visibility(o.hidden_visibility);
   if (!o.deadlines.empty()) b.deadlines = read_deadlines(o.deadlines);
+  if (!o.finish.empty()) {
+    set_jobs_and_limits(b);
+    set_visibility(b);
+    return finish_slurm_submission(b);
+  }
+  const auto students = o.chunk ? chunk_of_submissions(*o.chunk, b.submissions) : list_submissions(b.submissions);
+  set_scratch(b);
   choose_gpus(b);
   set_jobs_and_limits(b);
   set_visibility(b);
   if (o.sanitize) b.sanitizer = make_sanitizer_gate(tc, backend);
   load_reference_calibration(b);
+  if (o.chunk) write_task_status(b, students, started_at, nullptr);
   if (!o.quiet) {
-    fmt::print("gpulab grade: {} submissions from {} into {} ({}, {} job{}, grader {})\nisolation: {}\n",
+    fmt::print("gpulab grade: {} submissions from {} into {} ({}, {} job{}, grader {}{})\nisolation: {}\n",
                students.size(), b.submissions.string(), b.out.string(), backend, b.jobs, b.jobs > 1 ? "s" : "",
-               b.version, b.isolation.describe(b.run_limits));
+               b.version, o.chunk ? fmt::format(", Slurm task {} on {}", o.chunk->task_id, host_name()) : "",
+               b.isolation.describe(b.run_limits));
     std::fflush(stdout);
   }
   calibrate_batch(b);
@@ -452,8 +589,11 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   if (o.calibrate) calibrate_reference_solutions(b);
   BatchSummary summary = grade_students(b, students);
   summary.wall_s = seconds_since(started);
-  write_batch_files(b, students, summary, started_at);
-  fs::remove_all(b.out / ".scratch");
+  if (o.chunk)
+    write_task_status(b, students, started_at, &summary);
+  else
+    write_batch_files(b, students, summary, started_at);
+  fs::remove_all(o.chunk ? b.scratch : b.out / ".scratch");
   return summary;
 }
 

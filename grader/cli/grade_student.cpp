@@ -1,8 +1,12 @@
 // One student of a batch, in phases: open the submission and hash what it grades, skip it when an
 // earlier run graded the same, build and run each lab, write the student's files.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -171,6 +175,9 @@ StudentRecord new_record(const Batch& b, const StudentJob& job, const Slot& slot
   r.calibration = b.calibration.is_object() ? b.calibration.value("measured_at", "") : "";
   // Which GPU of the machine graded this student (each job has its own; labs[].device has its PCI address).
   if (!b.gpus.empty()) r.gpu = b.gpus[static_cast<std::size_t>(slot.index) % b.gpus.size()];
+  r.node = host_name();
+  if (b.o.chunk) r.slurm_job = b.o.chunk->task_id;
+  r.submission_stamp = submission_stamp(job.entry);
   return r;
 }
 
@@ -307,6 +314,22 @@ void grade_labs(Batch& b, const Slot& slot, const fs::path& scratch, const std::
   b.budgets.push_back(phases);
 }
 
+// One student is graded by one process at a time, across the tasks of Slurm submissions (a task of a
+// resubmission may start while an earlier one still runs): a second grader waits on OUT/.claims/<name>,
+// then finds the student graded and skips them. Released when its holder ends, however it ends.
+class StudentClaim {
+ public:
+  StudentClaim(const fs::path& out, const std::string& name) {
+    fs::create_directories(out / ".claims");
+    file_.reset(::open((out / ".claims" / (name + ".lock")).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!file_.valid() || ::flock(file_.get(), LOCK_EX) != 0)
+      throw std::runtime_error(fmt::format("cannot claim {} in {}/.claims: {}", name, out.string(), std::strerror(errno)));
+  }
+
+ private:
+  FileDescriptor file_;
+};
+
 // The record last: a student counts as graded only once every file of theirs is complete.
 void write_student_files(const StudentRecord& record, const fs::path& dir, const GradescopeOptions& options) {
   const auto dump = [](const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; };
@@ -317,9 +340,10 @@ void write_student_files(const StudentRecord& record, const fs::path& dir, const
 }  // namespace
 
 Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
+  const StudentClaim claim(b.out, job.name);
   const auto started = std::chrono::steady_clock::now();
   const fs::path student_out = b.out / "students" / job.name;
-  const fs::path scratch = b.out / ".scratch" / job.name;
+  const fs::path scratch = b.scratch / job.name;
   fs::remove_all(scratch);
   fs::create_directories(scratch);
   StudentRecord record = new_record(b, job, slot);

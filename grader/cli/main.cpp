@@ -24,6 +24,7 @@
 #include "report.hpp"
 #include "sanitizer.hpp"
 #include "similarity.hpp"
+#include "slurm.hpp"
 #include "student_build.hpp"
 #include "supervisor.hpp"
 
@@ -278,22 +279,35 @@ bool write_summary_page(const Toolchain& tc, const fs::path& out) {
   return true;
 }
 
-int grade(const CheckOptions& c, GradeOptions g) {
-  const Toolchain tc = Toolchain::load(own_directory());
-  const auto labs = select_labs(tc, c.labs);
-  const std::string backend = choose_backend(tc, c.backend);
-  g.labs = c.labs;
-  g.backend = backend;
-  g.device = c.device;
-  if (c.seed) g.seed = c.seed;
-  if (c.timeout > 0) g.idle_timeout_s = c.timeout;
-  const BatchSummary s = grade_batch(tc, labs, backend, g);
+// The backend a Slurm submission grades with when none is named: the login node that submits it may
+// have no GPU, so CUDA whenever the grader was built with it (the array's jobs ask for a GPU).
+std::string slurm_backend(const Toolchain& tc, const std::string& requested) {
+  if (!requested.empty()) return choose_backend(tc, requested);
+  return tc.has_backend("cuda") ? "cuda" : "opencl";
+}
+
+// The end of a batch, of a Slurm array task, or of a Slurm submission's finishing job, in words.
+int report_batch(const Toolchain& tc, const GradeOptions& g, const BatchSummary& s) {
   const fs::path out = fs::absolute(g.out);
-  fmt::print("graded {} of {} submissions ({} refused, {} unchanged and skipped) in {:.0f} s", s.graded, s.submissions,
-             s.refused, s.skipped_unchanged, s.wall_s);
-  if (s.graded > 0) fmt::print(": {:.0f} submissions per hour", s.graded / (s.wall_s / 3600));
-  fmt::print("\ngradebook: {}\n", (out / "grades.csv").string());
-  if (s.failed > 0)
+  if (g.chunk) {
+    fmt::print("task {}: graded {} of {} submissions ({} refused, {} unchanged and skipped) in {:.0f} s\n",
+               g.chunk->task_id, s.graded, s.submissions, s.refused, s.skipped_unchanged, s.wall_s);
+    return s.failed > 0 ? 1 : 0;
+  }
+  if (!g.finish.empty())
+    fmt::print("the Slurm submission ended after {:.0f} s: {} of {} students graded ({} refused)\n", s.wall_s,
+               s.graded, s.submissions, s.refused);
+  else
+    fmt::print("graded {} of {} submissions ({} refused, {} unchanged and skipped) in {:.0f} s{}\n", s.graded,
+               s.submissions, s.refused, s.skipped_unchanged, s.wall_s,
+               s.graded > 0 ? fmt::format(": {:.0f} submissions per hour", s.graded / (s.wall_s / 3600)) : "");
+  fmt::print("gradebook: {}\n", (out / "grades.csv").string());
+  if (s.failed > 0 && !g.finish.empty())
+    fmt::print(stderr,
+               "gpulab grade: {} student{} not graded (a task was cancelled, failed or ran out of time, or the "
+               "grader failed): run the same gpulab grade --slurm again to grade them\n",
+               s.failed, s.failed > 1 ? "s are" : " is");
+  else if (s.failed > 0)
     fmt::print(stderr, "gpulab grade: the grader failed for {} submission{} (see above); run again to grade them\n",
                s.failed, s.failed > 1 ? "s" : "");
   if (!write_summary_page(tc, out))
@@ -301,6 +315,21 @@ int grade(const CheckOptions& c, GradeOptions g) {
                "gpulab grade: the summary page was not written (see above; it needs python3-matplotlib); the "
                "grades are complete\n");
   return s.failed > 0 ? 1 : 0;
+}
+
+int grade(const CheckOptions& c, GradeOptions g, const SlurmOptions& slurm) {
+  const Toolchain tc = Toolchain::load(own_directory());
+  const auto labs = select_labs(tc, c.labs);
+  g.labs = c.labs;
+  g.device = c.device;
+  if (c.seed) g.seed = c.seed;
+  if (c.timeout > 0) g.idle_timeout_s = c.timeout;
+  if (slurm.status) return print_slurm_status(g);
+  g.backend = slurm.submit ? slurm_backend(tc, c.backend) : choose_backend(tc, c.backend);
+  if (slurm.submit) return submit_slurm_batch(tc, labs, g.backend, g, slurm);
+  if (!slurm.task_list.empty()) g.chunk = chunk_from_environment(slurm.task_list, slurm.array_chunk);
+  g.finish = slurm.finish;
+  return report_batch(tc, g, grade_batch(tc, labs, g.backend, g));
 }
 
 // The mutation audit of each selected lab's reference solution (audit.hpp); exit 1 when a mutant
@@ -354,8 +383,34 @@ int devices() {
 // `gpulab grade`'s options: the batch's (GradeOptions) and where its submissions and results are.
 struct GradeCommand {
   GradeOptions options;
+  SlurmOptions slurm;
   std::string submissions, out = "results";
 };
+
+// --slurm and its options (slurm.hpp), and the options its jobs give themselves.
+void add_slurm_options(CLI::App* grade_cmd, SlurmOptions& s) {
+  auto* slurm = grade_cmd->add_flag("--slurm", s.submit,
+                                    "grade on a Slurm cluster: submit a job array (chunks of students, one grader on the "
+                                    "shared filesystem, results into OUT as here) and a job that writes the gradebook");
+  grade_cmd->add_flag("--status", s.status, "with --slurm: the progress of OUT's submission (graded, running, failed)")
+      ->needs(slurm);
+  grade_cmd->add_option("--partition", s.partition, "with --slurm: the partition of the jobs")->needs(slurm);
+  grade_cmd->add_option("--gres", s.gres, "with --slurm: the resources of each task (default: gpu:1 with CUDA; none)")
+      ->needs(slurm);
+  grade_cmd->add_option("--time", s.time, "with --slurm: each task's time limit (sbatch --time, e.g. 2:00:00)")
+      ->needs(slurm);
+  grade_cmd->add_option("--array-chunk", s.array_chunk, "with --slurm: students per array task")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  grade_cmd->add_option("--max-running", s.max_running, "with --slurm: array tasks at once (default: no limit)")
+      ->needs(slurm);
+  grade_cmd->add_option("--sbatch-arg", s.sbatch_args, "with --slurm: one more sbatch option (repeatable), e.g. "
+                                                       "--sbatch-arg=--account=gpu-course")
+      ->needs(slurm);
+  // Written by --slurm into the jobs' scripts; not for instructors.
+  grade_cmd->add_option("--slurm-task", s.task_list, "")->group("")->excludes(slurm);
+  grade_cmd->add_option("--slurm-finish", s.finish, "")->group("")->excludes(slurm);
+}
 
 void add_grade_command(CLI::App& app, CheckOptions& o, GradeCommand& c) {
   auto* grade_cmd = app.add_subcommand(
@@ -403,6 +458,7 @@ void add_grade_command(CLI::App& app, CheckOptions& o, GradeCommand& c) {
       "--sanitize", c.options.sanitize,
       "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "
       "access, a barrier not every thread reaches or a read of uninitialised memory scores the task zero");
+  add_slurm_options(grade_cmd, c.slurm);
 }
 
 struct AuditCommand {
@@ -530,7 +586,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("grade")) {
       grade_command.options.submissions = grade_command.submissions;
       grade_command.options.out = grade_command.out;
-      return grade(o, grade_command.options);
+      return grade(o, grade_command.options, grade_command.slurm);
     }
     o.build_only = app.got_subcommand("build");
     return check(o);

@@ -42,6 +42,9 @@ void to_json(json& j, const StudentRecord& r) {
        {"content_hash", r.content_hash}, {"error", r.error},           {"notes", r.notes},
        {"labs", json::array()},          {"max_score", r.max_score}};
   if (!r.history.empty()) j["history"] = r.history;
+  if (!r.node.empty()) j["node"] = r.node;
+  if (!r.slurm_job.empty()) j["slurm_job"] = r.slurm_job;
+  if (!r.submission_stamp.empty()) j["submission_stamp"] = r.submission_stamp;
   if (r.grader_error) {  // the grader failed: no points at all, only why
     j["score"] = nullptr;
     j["grader_error"] = true;
@@ -76,6 +79,9 @@ void from_json(const json& j, StudentRecord& r) {
   r.seed = j.value("seed", std::uint64_t{0});
   r.calibration = j.value("calibration", "");
   r.gpu = j.value("gpu", "");
+  r.node = j.value("node", "");
+  r.slurm_job = j.value("slurm_job", "");
+  r.submission_stamp = j.value("submission_stamp", "");
   r.content_hash = j.value("content_hash", "");
   r.graded_at = j.value("graded_at", "");
   r.duration_s = j.value("duration_s", 0.0);
