@@ -331,8 +331,8 @@ void calibrate_reference_solutions(Batch& b) {
                (b.out / "calibration.json").string());
 }
 
-// A record that says the grader failed for this student (disk full, ...), without a content hash,
-// so the next run grades them again.
+// A record that says why this student is not graded (the grader failed: disk full, ...; their Slurm
+// task was cancelled), without a content hash, so the next run grades them again.
 void write_not_graded(const Batch& b, const StudentJob& job, const std::string& why) {
   StudentRecord r;
   r.student = job.name;
@@ -340,7 +340,7 @@ void write_not_graded(const Batch& b, const StudentJob& job, const std::string& 
   r.grader_version = b.version;
   r.grader_error = true;
   r.max_score = max_score_of(b);
-  r.error = fmt::format("not graded: the grader failed ({}); it is graded again on the next run", why);
+  r.error = fmt::format("not graded: {}; it is graded again on the next run", why);
   write_text_atomically(json(r).dump(2) + "\n", b.out / "students" / job.name / "result.json");
 }
 
@@ -362,7 +362,7 @@ BatchSummary grade_students(Batch& b, const std::vector<StudentJob>& students) {
           fmt::print(stderr, "  {}: not graded, the grader failed: {}\n", students[i].name, e.what());
         }
         try {
-          write_not_graded(b, students[i], e.what());
+          write_not_graded(b, students[i], fmt::format("the grader failed ({})", e.what()));
         } catch (const std::exception&) {}
         std::lock_guard lock(count_lock);
         ++summary.failed;
@@ -512,6 +512,22 @@ void set_scratch(Batch& b) {
   fs::create_directories(b.scratch);
 }
 
+// Students of the submission that no task graded and that have no record at all (their task was
+// cancelled, failed or ran out of time) get a "not graded" record, so the gradebook names them; the
+// next `gpulab grade --slurm` grades them (a not-graded record is never current).
+void mark_students_left_ungraded(const Batch& b, const json& submission, const std::vector<StudentJob>& students) {
+  std::istringstream list(read_text(b.o.finish / "students.txt"));
+  const int chunk = std::max(1, submission.value("array_chunk", 1));
+  int line = 0;
+  for (std::string name; std::getline(list, name); ++line) {
+    const auto job = std::find_if(students.begin(), students.end(), [&](const StudentJob& j) { return j.name == name; });
+    if (name.empty() || job == students.end() || fs::exists(b.out / "students" / name / "result.json")) continue;
+    write_not_graded(b, *job,
+                     fmt::format("its Slurm task {}_{} ended before grading it (cancelled, failed or out of time)",
+                                 submission.value("array_job", ""), line / chunk));
+  }
+}
+
 // The job that finishes a Slurm submission once every array task has ended (however it ended): the
 // batch's files from every student's record, the tasks' budgets, their scratch folders removed. A
 // student without a current record (a cancelled task's) counts as not graded.
@@ -519,6 +535,7 @@ BatchSummary finish_slurm_submission(Batch& b) {
   const json submission = json::parse(read_text_or_throw(b.o.finish / "submission.json"));
   const std::string tasks_of = submission.value("array_job", "") + "_";
   const auto students = list_submissions(b.submissions);
+  mark_students_left_ungraded(b, submission, students);
   BatchSummary summary;
   summary.submissions = static_cast<int>(students.size());
   for (const auto& job : students) {

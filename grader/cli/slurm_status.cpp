@@ -83,14 +83,14 @@ void print_students(const fs::path& out, const fs::path& dir, const json& submis
     if (name.empty()) continue;
     const json r = json::parse(read_text(out / "students" / name / "result.json"), nullptr, false);
     const bool by_this = r.is_object() && r.value("slurm_job", "").rfind(prefix, 0) == 0;
-    if (by_this && r.value("grader_error", false)) {
+    if (r.is_object() && r.value("grader_error", false)) {
       ++failed;
       failed_names.push_back(name);
     } else {
       by_this ? ++graded : ++waiting;
     }
   }
-  fmt::print("  students: {} graded, {} waiting or being graded, {} not graded (the grader failed{}{})\n", graded,
+  fmt::print("  students: {} graded, {} waiting or being graded, {} not graded (a task ended early or the grader failed{}{})\n", graded,
              waiting, failed, failed_names.empty() ? "" : ": ",
              fmt::join(failed_names.begin(), failed_names.begin() + std::min<std::size_t>(5, failed_names.size()), ", "));
 }
