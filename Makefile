@@ -78,10 +78,12 @@ grade_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(L
   $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
   $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate) $(if $(SANITIZE),--sanitize) \
   $(if $(LEADERBOARD),--leaderboard) $(if $(HIDDEN_VISIBILITY),--hidden-visibility $(HIDDEN_VISIBILITY)) \
-  $(if $(DEADLINES),--deadlines "$(DEADLINES)")
+  $(if $(DEADLINES),--deadlines "$(DEADLINES)") \
+  $(if $(SLURM),--slurm $(if $(PARTITION),--partition "$(PARTITION)") $(if $(GRES),--gres "$(GRES)") \
+    $(if $(SLURM_TIME),--time "$(SLURM_TIME)") $(if $(ARRAY_CHUNK),--array-chunk $(ARRAY_CHUNK)) $(if $(STATUS),--status))
 
 grade: harness
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1] [SLURM=1 [PARTITION=p] [GRES=gpu:1] [SLURM_TIME=2:00:00] [ARRAY_CHUNK=10] [STATUS=1]]"; exit 2; }
 	@$(BUILD)/gpulab grade $(grade_args)
 
 similarity_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) \

@@ -30,8 +30,12 @@ group_docs=(python3-venv libjs-katex)
 group_plots=(python3-matplotlib)
 # make test: everything above, the headless browser and image reader of the summary page test
 # (tests/grade/summary_page_test.py), Selenium and chromedriver for the docs site in a browser
-# (tests/docs/browser_test.py), and clang-format for the house-style check (make format too).
+# (tests/docs/browser_test.py), clang-format for the house-style check (make format too), and a
+# Slurm the cluster test starts on this machine (tests/integration/slurm_test.cpp: the daemons and
+# munge, with a configuration of its own; the packages' slurmctld and slurmd services do not start
+# without /etc/slurm/slurm.conf, and munge's is a local authentication daemon).
 group_test=("${group_check[@]}" "${group_grade[@]}" "${group_docs[@]}" "${group_plots[@]}" chromium python3-pil
+            slurmctld slurmd slurm-client munge
             chromium-driver python3-selenium clang-format)
 
 [ $# -gt 0 ] || set -- check
