@@ -10,7 +10,7 @@
 struct Window {
   float x0, y0, dx, dy;  // pixel (px, py) stands for (x0 + px * dx, y0 + py * dy)
   int max_iter;
-  int julia;             // 0: Mandelbrot (z = 0, c = the point); 1: Julia (z = the point, c = (cx, cy))
+  int julia;  // 0: Mandelbrot (z = 0, c = the point); 1: Julia (z = the point, c = (cx, cy))
   float cx, cy;
 };
 
@@ -42,12 +42,12 @@ __global__ void mandelbrot_naive_kernel(unsigned* counts, int width, int height,
   //   count n at counts[py * width + px] (use size_t for the index).
 }
 
-void mandelbrot_naive(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
-                      int julia, float cx, float cy) {
+void mandelbrot_by_pixel(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
+                         int julia, float cx, float cy) {
   const Window w{x0, y0, dx, dy, max_iter, julia, cx, cy};
   // TODO 4: launch mandelbrot_naive_kernel in 16 x 16 blocks covering the image
   //   (gpulab::blocks_for(width, 16) x gpulab::blocks_for(height, 16)) and check the launch.
-  GPULAB_NOT_IMPLEMENTED("mandelbrot_naive: one thread per pixel (TODO 1-4)");
+  GPULAB_NOT_IMPLEMENTED("mandelbrot_by_pixel: one thread per pixel (TODO 1-4)");
 }
 
 __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int height, Window w) {
@@ -58,8 +58,8 @@ __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int heig
   //   thread's next pixel. Why does that keep a warp's lanes busy, where the naive kernel's wait?
 }
 
-void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy,
-                         int max_iter, int julia, float cx, float cy) {
+void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
+                         int julia, float cx, float cy) {
   const Window w{x0, y0, dx, dy, max_iter, julia, cx, cy};
   // TODO 6 (bonus): launch mandelbrot_balanced_kernel with blocks of 128 threads and enough of them
   //   to fill the GPU, no more: 512 threads per SM (cudaGetDevice, then cudaDeviceGetAttribute with

@@ -7,12 +7,12 @@
 using gpulab::check;
 using gpulab::round_up;
 
-void mandelbrot_naive(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
-                      float dx, float dy, int max_iter, int julia, float cx, float cy) {
+void mandelbrot_by_pixel(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
+                         float dx, float dy, int max_iter, int julia, float cx, float cy) {
   // TODO 4: set the arguments of lab.kernel("mandelbrot_naive_kernel") (counts, width, ..., cy, in
   //   the kernel's order) with gpulab::set_args, and enqueue a 2-D range: local size 16 x 16,
   //   global size round_up(width, 16) x round_up(height, 16). Check the call.
-  GPULAB_NOT_IMPLEMENTED("mandelbrot_naive: one work-item per pixel (TODO 1-4)");
+  GPULAB_NOT_IMPLEMENTED("mandelbrot_by_pixel: one work-item per pixel (TODO 1-4)");
 }
 
 void mandelbrot_balanced(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,

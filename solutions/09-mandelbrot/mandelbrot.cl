@@ -43,8 +43,7 @@ __kernel void mandelbrot_naive_kernel(__global uint* counts, int width, int heig
   const int px = get_global_id(0), py = get_global_id(1);
   if (px >= width || py >= height) return;
   Orbit o = start_orbit(px, py, x0, y0, dx, dy, julia, cx, cy);
-  while (step(&o, max_iter)) {
-  }
+  while (step(&o, max_iter)) {}
   counts[(size_t)py * width + px] = (uint)o.n;
 }
 // --8<-- [end:naive]
@@ -52,8 +51,8 @@ __kernel void mandelbrot_naive_kernel(__global uint* counts, int width, int heig
 // --8<-- [start:balanced]
 // A persistent grid: work-item t takes pixels t, t + T, t + 2T, ... and starts its next pixel in the
 // very step its orbit escapes, so no lane of a warp idles while another finishes a costly pixel.
-__kernel void mandelbrot_balanced_kernel(__global uint* counts, int width, int height, float x0, float y0,
-                                         float dx, float dy, int max_iter, int julia, float cx, float cy) {
+__kernel void mandelbrot_balanced_kernel(__global uint* counts, int width, int height, float x0, float y0, float dx,
+                                         float dy, int max_iter, int julia, float cx, float cy) {
   const long pixels = (long)width * height, stride = get_global_size(0);
   long pixel = get_global_id(0);
   if (pixel >= pixels) return;

@@ -9,7 +9,7 @@
 struct Window {
   float x0, y0, dx, dy;  // pixel (px, py) stands for (x0 + px * dx, y0 + py * dy)
   int max_iter;
-  int julia;             // 0: Mandelbrot (z = 0, c = the point); 1: Julia (z = the point, c = (cx, cy))
+  int julia;  // 0: Mandelbrot (z = 0, c = the point); 1: Julia (z = the point, c = (cx, cy))
   float cx, cy;
 };
 
@@ -47,13 +47,12 @@ __global__ void mandelbrot_naive_kernel(unsigned* counts, int width, int height,
   const int py = blockIdx.y * blockDim.y + threadIdx.y;
   if (px >= width || py >= height) return;
   Orbit o = start_orbit(w, px, py);
-  while (step(o, w.max_iter)) {
-  }
+  while (step(o, w.max_iter)) {}
   counts[static_cast<size_t>(py) * width + px] = static_cast<unsigned>(o.n);
 }
 
-void mandelbrot_naive(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
-                      int julia, float cx, float cy) {
+void mandelbrot_by_pixel(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
+                         int julia, float cx, float cy) {
   const Window w{x0, y0, dx, dy, max_iter, julia, cx, cy};
   const dim3 block(16, 16);
   const dim3 grid(gpulab::blocks_for(width, 16), gpulab::blocks_for(height, 16));
@@ -85,8 +84,8 @@ __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int heig
 constexpr int kBalancedBlock = 128;
 constexpr int kThreadsPerSm = 512;  // enough warps to hide the latency of the dependent float ops
 
-void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy,
-                         int max_iter, int julia, float cx, float cy) {
+void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
+                         int julia, float cx, float cy) {
   int device = 0, sms = 1;
   gpulab::check(cudaGetDevice(&device), "asking for the current device");
   gpulab::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "asking for the SM count");

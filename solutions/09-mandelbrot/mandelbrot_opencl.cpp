@@ -7,8 +7,8 @@ using gpulab::check;
 using gpulab::round_up;
 
 // --8<-- [start:naive]
-void mandelbrot_naive(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
-                      float dx, float dy, int max_iter, int julia, float cx, float cy) {
+void mandelbrot_by_pixel(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
+                         float dx, float dy, int max_iter, int julia, float cx, float cy) {
   cl_kernel kernel = lab.kernel("mandelbrot_naive_kernel");
   gpulab::set_args(kernel, counts, width, height, x0, y0, dx, dy, max_iter, julia, cx, cy);
   const size_t local[2] = {16, 16};

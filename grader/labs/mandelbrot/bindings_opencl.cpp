@@ -5,8 +5,8 @@
 #include "mandelbrot_lab.hpp"
 
 // The lab's contract: these signatures are fixed, the grader calls them.
-void mandelbrot_naive(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
-                      float dx, float dy, int max_iter, int julia, float cx, float cy);
+void mandelbrot_by_pixel(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
+                         float dx, float dy, int max_iter, int julia, float cx, float cy);
 void mandelbrot_balanced(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
                          float dx, float dy, int max_iter, int julia, float cx, float cy);
 
@@ -39,7 +39,7 @@ __kernel void harness_naive_mandelbrot(__global uint* counts, int width, int hei
 
 MandelbrotLaunch bind_mandelbrot(Device& device, const std::string& function) {
   using Function = void (*)(const OpenCLLab&, cl_mem, int, int, float, float, float, float, int, int, float, float);
-  static const std::map<std::string, Function> functions{{"mandelbrot_naive", mandelbrot_naive},
+  static const std::map<std::string, Function> functions{{"mandelbrot_by_pixel", mandelbrot_by_pixel},
                                                          {"mandelbrot_balanced", mandelbrot_balanced}};
   const Function f = find_function(functions, function);
   const OpenCLLab& lab = opencl::lab(device);

@@ -46,7 +46,8 @@ View random_view(const Case& c, int width, int height, Rng& rng) {
       v.cx = rng.uniform(-0.8f, -0.7f);
       v.cy = rng.uniform(0.1f, 0.3f);
     }
-    const std::uint32_t n = reference::escape_count(v, reference::Point{static_cast<float>(re), static_cast<float>(im)});
+    const std::uint32_t n =
+        reference::escape_count(v, reference::Point{static_cast<float>(re), static_cast<float>(im)});
     if (n > 3 && n < static_cast<std::uint32_t>(max_iter)) break;
   }
   return v;
@@ -57,8 +58,8 @@ View make_view(const Case& c, int width, int height, Rng& rng) {
   if (max_iter < 1) throw std::invalid_argument(fmt::format("case '{}': max_iter must be >= 1", c.name));
   if (!c.params.contains("center")) return random_view(c, width, height, rng);
   const auto& center = c.params.at("center");
-  View v = view_of(width, height, center.at(0).get<double>(), center.at(1).get<double>(),
-                   c.params.value("span", 3.0), max_iter);
+  View v = view_of(width, height, center.at(0).get<double>(), center.at(1).get<double>(), c.params.value("span", 3.0),
+                   max_iter);
   if (c.params.contains("julia")) {
     v.julia = true;
     v.cx = c.params["julia"].at(0).get<float>();
@@ -140,8 +141,7 @@ Comparison compare_counts(const View& view, int width, int height, const std::ve
   std::vector<std::size_t> indices;
   for (const PixelCheck& p : wrong) {
     indices.push_back(p.index);
-    if (cmp.first.size() < 8)
-      cmp.first.push_back({p.index, show_value(p.expected), show_value(p.got), p.allowed});
+    if (cmp.first.size() < 8) cmp.first.push_back({p.index, show_value(p.expected), show_value(p.got), p.allowed});
   }
   cmp = detail::finish(std::move(cmp), indices);
   cmp.note = hint(wrong, untouched, view.max_iter);
@@ -318,8 +318,7 @@ class MandelbrotCaseRun {
     }
     const auto w = static_cast<std::size_t>(data_->width);
     std::vector<std::uint32_t> got(rows.empty() ? pixels_ : rows.size() * w);
-    if (rows.empty())
-      sets_[i].counts->download(got.data(), pixels_ * sizeof(std::uint32_t));
+    if (rows.empty()) sets_[i].counts->download(got.data(), pixels_ * sizeof(std::uint32_t));
     for (std::size_t r = 0; r < rows.size(); ++r)
       sets_[i].counts->download_range(&got[r * w], static_cast<std::size_t>(rows[r]) * w * sizeof(std::uint32_t),
                                       w * sizeof(std::uint32_t));
@@ -352,9 +351,9 @@ class MandelbrotDriver final : public LabDriver {
     calibration_buffer_ = ctx.device.allocate(timing_data_->expected.size() * sizeof(std::uint32_t));
     naive_ = labs::harness_naive_mandelbrot(ctx.device);
     cal.work = "escape iterations (the counts of every pixel summed)";
-    cal.probes["naive"] =
-        Probe{[] {}, [this] { naive_(*calibration_buffer_, timing_data_->width, timing_data_->height, timing_data_->view); },
-              timing_data_->iterations};
+    cal.probes["naive"] = Probe{
+        [] {}, [this] { naive_(*calibration_buffer_, timing_data_->width, timing_data_->height, timing_data_->view); },
+        timing_data_->iterations};
   }
 
   void measure_calibration(const RunContext& ctx, const Case&, Calibration& cal) override {
@@ -390,7 +389,8 @@ class MandelbrotDriver final : public LabDriver {
   std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task* task, const Case& c) {
     return data_.get(c, [&] {
       // (A timing case's stream is the same for every task and the calibration: RunContext::inputs_rng.)
-      Rng rng = task ? ctx.inputs_rng(*task, c) : Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing inputs", c.name));
+      Rng rng =
+          task ? ctx.inputs_rng(*task, c) : Rng(derive_seed(ctx.run_seed, ctx.manifest.id, "timing inputs", c.name));
       return std::make_shared<const CaseData>(make_data(c, rng));
     });
   }

@@ -86,9 +86,8 @@ std::vector<std::uint32_t> escape_counts_rows(const View& view, int width, const
   std::vector<std::uint32_t> counts(rows.size() * static_cast<std::size_t>(width));
   const std::size_t w = static_cast<std::size_t>(width);
   // Pixels, not rows, over the cores: a handful of rows would leave most cores idle.
-  parallel_for(counts.size(), [&](std::size_t i) {
-    counts[i] = escape_count(view, static_cast<int>(i % w), rows[i / w]);
-  });
+  parallel_for(counts.size(),
+               [&](std::size_t i) { counts[i] = escape_count(view, static_cast<int>(i % w), rows[i / w]); });
   return counts;
 }
 
