@@ -133,7 +133,7 @@ Calibration calibration_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("a calibration is a JSON object");
   Calibration c;
   c.unit = j.value("unit", "");
-  if (c.unit != "GB/s" && c.unit != "GFLOP/s" && c.unit != "Gkeys/s")
+  if (c.unit != "GB/s" && c.unit != "GFLOP/s" && c.unit != "Gkeys/s" && c.unit != "Giter/s")
     throw std::invalid_argument(fmt::format("unknown rate unit '{}'", c.unit));
   if (j.contains("library") && !j["library"].is_string()) throw std::invalid_argument("library is not a string");
   c.library = j.value("library", "");

@@ -175,7 +175,7 @@ class LabDriver {
   virtual ~LabDriver() = default;
   virtual CaseResult run(const RunContext& ctx, const Task& task, const Case& c) = 0;
   // The unit of Launchable::work per second: "GB/s" (work in bytes; the runner then also measures
-  // the device's copy bandwidth), "GFLOP/s", "Gkeys/s".
+  // the device's copy bandwidth), "GFLOP/s", "Gkeys/s", "Giter/s" (iterations of a loop, e.g. escape-time counts).
   virtual std::string rate_unit() const { return "GB/s"; }
   // What that work counts, for readers of the report and the docs: "bytes read and written once".
   virtual std::string rate_work() const { return "bytes read and written once"; }

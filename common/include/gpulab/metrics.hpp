@@ -1,4 +1,4 @@
-// Performance metrics: a task's rate (in its lab's unit: GB/s, GFLOP/s, Gkeys/s) divided by a
+// Performance metrics: a task's rate (in its lab's unit: GB/s, GFLOP/s, Gkeys/s, Giter/s) divided by a
 // calibration measured in the same run on the same device, so one threshold fits every GPU.
 #pragma once
 #include <functional>

@@ -52,7 +52,7 @@ struct CaseResult {
   // Host seconds in the warm-up and timed launches (with their sampled checks and the interleaved
   // baseline): the rest of a timing case's time is its inputs, reference and first, fully checked launch.
   double timed_s = 0;
-  // Work per second, in units of 1e9 (GB/s, GFLOP/s, Gkeys/s), from the median time.
+  // Work per second, in units of 1e9 (GB/s, GFLOP/s, Gkeys/s, Giter/s), from the median time.
   std::optional<double> rate() const;
 };
 
