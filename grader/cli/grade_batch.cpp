@@ -40,9 +40,9 @@ std::string now_utc() {
 std::string options_key(const std::vector<Manifest>& labs, const std::string& backend, const GradeOptions& o) {
   std::vector<std::string> ids;
   for (const auto& m : labs) ids.push_back(m.id);
-  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB{}", backend, fmt::join(ids, ","),
-                     o.device, o.idle_timeout_s, o.lab_time_limit_s, o.memory_gib, o.processes, o.output_mib,
-                     o.sanitize ? "|sanitizer gate" : "");
+  return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB{}", backend,
+                     fmt::join(ids, ","), o.device, o.idle_timeout_s, o.lab_time_limit_s, o.memory_gib, o.processes,
+                     o.output_mib, o.sanitize ? "|sanitizer gate" : "");
 }
 
 std::string selection_key(const Batch& b) {
@@ -197,7 +197,8 @@ unsigned usable_cores() {
   if (const char* slurm = std::getenv("SLURM_CPUS_PER_TASK"); slurm && std::atoi(slurm) > 0)
     return static_cast<unsigned>(std::atoi(slurm));
   cpu_set_t set;
-  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return static_cast<unsigned>(CPU_COUNT(&set));
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
@@ -485,8 +486,8 @@ void write_task_status(const Batch& b, const std::vector<StudentJob>& students, 
                        const BatchSummary* done) {
   std::vector<std::string> names;
   for (const auto& job : students) names.push_back(job.name);
-  json status{{"task", b.o.chunk->task_id}, {"node", host_name()},   {"state", done ? "done" : "running"},
-              {"started", started_at},      {"students", names},     {"grader_version", b.version}};
+  json status{{"task", b.o.chunk->task_id}, {"node", host_name()}, {"state", done ? "done" : "running"},
+              {"started", started_at},      {"students", names},   {"grader_version", b.version}};
   if (!b.gpus.empty()) status["gpus"] = b.gpus;
   if (done)
     status.update({{"finished", now_utc()},
@@ -520,7 +521,8 @@ void mark_students_left_ungraded(const Batch& b, const json& submission, const s
   const int chunk = std::max(1, submission.value("array_chunk", 1));
   int line = 0;
   for (std::string name; std::getline(list, name); ++line) {
-    const auto job = std::find_if(students.begin(), students.end(), [&](const StudentJob& j) { return j.name == name; });
+    const auto job =
+        std::find_if(students.begin(), students.end(), [&](const StudentJob& j) { return j.name == name; });
     if (name.empty() || job == students.end() || fs::exists(b.out / "students" / name / "result.json")) continue;
     write_not_graded(b, *job,
                      fmt::format("its Slurm task {}_{} ended before grading it (cancelled, failed or out of time)",

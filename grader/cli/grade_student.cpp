@@ -323,7 +323,8 @@ class StudentClaim {
     fs::create_directories(out / ".claims");
     file_.reset(::open((out / ".claims" / (name + ".lock")).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
     if (!file_.valid() || ::flock(file_.get(), LOCK_EX) != 0)
-      throw std::runtime_error(fmt::format("cannot claim {} in {}/.claims: {}", name, out.string(), std::strerror(errno)));
+      throw std::runtime_error(
+          fmt::format("cannot claim {} in {}/.claims: {}", name, out.string(), std::strerror(errno)));
   }
 
  private:

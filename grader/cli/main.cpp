@@ -295,8 +295,8 @@ int report_batch(const Toolchain& tc, const GradeOptions& g, const BatchSummary&
     return s.failed > 0 ? 1 : 0;
   }
   if (!g.finish.empty())
-    fmt::print("the Slurm submission ended after {:.0f} s: {} of {} students graded ({} refused)\n", s.wall_s,
-               s.graded, s.submissions, s.refused);
+    fmt::print("the Slurm submission ended after {:.0f} s: {} of {} students graded ({} refused)\n", s.wall_s, s.graded,
+               s.submissions, s.refused);
   else
     fmt::print("graded {} of {} submissions ({} refused, {} unchanged and skipped) in {:.0f} s{}\n", s.graded,
                s.submissions, s.refused, s.skipped_unchanged, s.wall_s,
@@ -389,9 +389,10 @@ struct GradeCommand {
 
 // --slurm and its options (slurm.hpp), and the options its jobs give themselves.
 void add_slurm_options(CLI::App* grade_cmd, SlurmOptions& s) {
-  auto* slurm = grade_cmd->add_flag("--slurm", s.submit,
-                                    "grade on a Slurm cluster: submit a job array (chunks of students, one grader on the "
-                                    "shared filesystem, results into OUT as here) and a job that writes the gradebook");
+  auto* slurm =
+      grade_cmd->add_flag("--slurm", s.submit,
+                          "grade on a Slurm cluster: submit a job array (chunks of students, one grader on the "
+                          "shared filesystem, results into OUT as here) and a job that writes the gradebook");
   grade_cmd->add_flag("--status", s.status, "with --slurm: the progress of OUT's submission (graded, running, failed)")
       ->needs(slurm);
   grade_cmd->add_option("--partition", s.partition, "with --slurm: the partition of the jobs")->needs(slurm);
@@ -404,8 +405,10 @@ void add_slurm_options(CLI::App* grade_cmd, SlurmOptions& s) {
       ->check(CLI::Range(1, 100000));
   grade_cmd->add_option("--max-running", s.max_running, "with --slurm: array tasks at once (default: no limit)")
       ->needs(slurm);
-  grade_cmd->add_option("--sbatch-arg", s.sbatch_args, "with --slurm: one more sbatch option (repeatable), e.g. "
-                                                       "--sbatch-arg=--account=gpu-course")
+  grade_cmd
+      ->add_option("--sbatch-arg", s.sbatch_args,
+                   "with --slurm: one more sbatch option (repeatable), e.g. "
+                   "--sbatch-arg=--account=gpu-course")
       ->needs(slurm);
   // Written by --slurm into the jobs' scripts; not for instructors.
   grade_cmd->add_option("--slurm-task", s.task_list, "")->group("")->excludes(slurm);

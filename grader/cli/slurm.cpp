@@ -54,8 +54,9 @@ std::vector<std::string> sbatch_directives(const SlurmOptions& s, const std::str
 }
 
 std::vector<std::string> grade_arguments(const GradeOptions& o) {
-  std::vector<std::string> a{"--submissions", fs::absolute(o.submissions).lexically_normal().string(), "--out",
-                             fs::absolute(o.out).lexically_normal().string(), "--backend", o.backend};
+  std::vector<std::string> a{"--submissions", fs::absolute(o.submissions).lexically_normal().string(),
+                             "--out",         fs::absolute(o.out).lexically_normal().string(),
+                             "--backend",     o.backend};
   for (const auto& lab : o.labs) a.insert(a.end(), {"--lab", lab});
   if (!o.device.empty()) a.insert(a.end(), {"--device", o.device});
   if (o.seed) a.insert(a.end(), {"--seed", std::to_string(*o.seed)});
@@ -65,23 +66,25 @@ std::vector<std::string> grade_arguments(const GradeOptions& o) {
                      "--hidden-visibility", o.hidden_visibility});
   if (o.jobs > 0) a.insert(a.end(), {"--jobs", std::to_string(o.jobs)});
   if (!o.deadlines.empty()) a.insert(a.end(), {"--deadlines", fs::absolute(o.deadlines).string()});
-  for (const auto& [on, flag] : {std::pair{o.force, "--force"}, {o.sanitize, "--sanitize"},
-                                 {o.leaderboard, "--leaderboard"}, {o.quiet, "--quiet"}})
+  for (const auto& [on, flag] : {std::pair{o.force, "--force"},
+                                 {o.sanitize, "--sanitize"},
+                                 {o.leaderboard, "--leaderboard"},
+                                 {o.quiet, "--quiet"}})
     if (on) a.emplace_back(flag);
   return a;
 }
 
-std::vector<std::string> students_to_grade(const fs::path& out, const std::vector<std::pair<std::string, fs::path>>& entries,
+std::vector<std::string> students_to_grade(const fs::path& out,
+                                           const std::vector<std::pair<std::string, fs::path>>& entries,
                                            const std::string& grader_version, const std::string& options,
                                            const std::string& calibration, bool force) {
   std::vector<std::string> out_names;
   for (const auto& [name, entry] : entries) {
     const json r = json::parse(read_text(out / "students" / name / "result.json"), nullptr, false);
-    const bool current = !force && r.is_object() && !r.value("grader_error", false) &&
-                         r.value("grader_version", "") == grader_version &&
-                         r.value("selection", "").rfind(options + "|isolation", 0) == 0 &&
-                         r.value("calibration", "") == calibration &&
-                         r.value("submission_stamp", "") == submission_stamp(entry);
+    const bool current =
+        !force && r.is_object() && !r.value("grader_error", false) && r.value("grader_version", "") == grader_version &&
+        r.value("selection", "").rfind(options + "|isolation", 0) == 0 && r.value("calibration", "") == calibration &&
+        r.value("submission_stamp", "") == submission_stamp(entry);
     if (!current) out_names.push_back(name);
   }
   return out_names;
@@ -112,9 +115,9 @@ namespace {
 
 // sbatch --parsable, and the job id it printed; throws with sbatch's own words when it refused.
 std::string sbatch(const fs::path& script, const std::string& dependency) {
-  const std::string command = fmt::format("sbatch --parsable {}{} 2>&1",
-                                          dependency.empty() ? "" : "--dependency=" + dependency + " ",
-                                          shell_quote(script.string()));
+  const std::string command =
+      fmt::format("sbatch --parsable {}{} 2>&1", dependency.empty() ? "" : "--dependency=" + dependency + " ",
+                  shell_quote(script.string()));
   const CommandOutput r = run_command(command);
   std::istringstream lines(r.output);
   std::string id;
@@ -160,7 +163,8 @@ SubmissionPlan write_submission(const Toolchain& tc, const GradeOptions& o, cons
   const std::string chunk = std::to_string(s.array_chunk);
   SbatchScript grade{"gpulab-grade", plan.dir / "logs" / "task-%A_%a.log",
                      fmt::format("0-{}{}", plan.tasks - 1, s.max_running > 0 ? fmt::format("%{}", s.max_running) : ""),
-                     directives, command({"--slurm-task", (plan.dir / "students.txt").string(), "--array-chunk", chunk})};
+                     directives,
+                     command({"--slurm-task", (plan.dir / "students.txt").string(), "--array-chunk", chunk})};
   write_text_atomically(sbatch_script_text(grade), plan.dir / "grade.sbatch");
   // The finishing job reads files only: no GPU.
   std::vector<std::string> light;
@@ -171,8 +175,9 @@ SubmissionPlan write_submission(const Toolchain& tc, const GradeOptions& o, cons
   write_text_atomically(sbatch_script_text(finish), plan.dir / "finish.sbatch");
   if (o.calibrate) {
     write_text_atomically("", plan.dir / "nobody.txt");
-    SbatchScript calibrate{"gpulab-calibrate", plan.dir / "logs" / "calibrate-%j.log", "", directives,
-                           command({"--calibrate", "--slurm-task", (plan.dir / "nobody.txt").string(), "--array-chunk", "1"})};
+    SbatchScript calibrate{
+        "gpulab-calibrate", plan.dir / "logs" / "calibrate-%j.log", "", directives,
+        command({"--calibrate", "--slurm-task", (plan.dir / "nobody.txt").string(), "--array-chunk", "1"})};
     write_text_atomically(sbatch_script_text(calibrate), plan.dir / "calibrate.sbatch");
   }
   return plan;
@@ -194,9 +199,10 @@ int submit_slurm_batch(const Toolchain& tc, const std::vector<Manifest>& labs, c
   const auto students = students_to_grade(out, entries, version, options_key(labs, backend, o),
                                           current_calibration(out, version), o.force || o.calibrate);
   if (students.empty()) {
-    fmt::print("gpulab grade --slurm: nothing to submit: all {} students in {} are graded by this grader and "
-               "unchanged (--force grades them again; `gpulab grade` without --slurm rewrites the gradebook)\n",
-               entries.size(), o.submissions.string());
+    fmt::print(
+        "gpulab grade --slurm: nothing to submit: all {} students in {} are graded by this grader and "
+        "unchanged (--force grades them again; `gpulab grade` without --slurm rewrites the gradebook)\n",
+        entries.size(), o.submissions.string());
     return 0;
   }
   const SubmissionPlan plan = write_submission(tc, o, s, students);

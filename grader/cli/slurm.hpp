@@ -30,8 +30,8 @@ struct SlurmOptions {
 // A job's script: its #SBATCH lines and the command it runs.
 struct SbatchScript {
   std::string job_name;
-  std::filesystem::path log;  // %A, %a: the array job and task
-  std::string array;          // e.g. "0-11%4"; "" for a single job
+  std::filesystem::path log;            // %A, %a: the array job and task
+  std::string array;                    // e.g. "0-11%4"; "" for a single job
   std::vector<std::string> directives;  // sbatch options, e.g. "--partition=gpu"
   std::vector<std::string> command;     // argv
 };

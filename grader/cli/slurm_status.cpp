@@ -65,7 +65,8 @@ std::map<std::string, std::vector<std::string>> task_states(const fs::path& out,
     else if (find_job(queue, array))  // the whole array still pending, not yet split into tasks
       by_state["pending"].push_back(id);
     else if (!queue)
-      by_state[written.empty() ? "not started (squeue is not available here)" : "started (squeue is not available here)"]
+      by_state[written.empty() ? "not started (squeue is not available here)"
+                               : "started (squeue is not available here)"]
           .push_back(id);
     else
       by_state["ended unfinished (cancelled, failed or out of time)"].push_back(id);
@@ -90,9 +91,11 @@ void print_students(const fs::path& out, const fs::path& dir, const json& submis
       by_this ? ++graded : ++waiting;
     }
   }
-  fmt::print("  students: {} graded, {} waiting or being graded, {} not graded (a task ended early or the grader failed{}{})\n", graded,
-             waiting, failed, failed_names.empty() ? "" : ": ",
-             fmt::join(failed_names.begin(), failed_names.begin() + std::min<std::size_t>(5, failed_names.size()), ", "));
+  fmt::print(
+      "  students: {} graded, {} waiting or being graded, {} not graded (a task ended early or the grader "
+      "failed{}{})\n",
+      graded, waiting, failed, failed_names.empty() ? "" : ": ",
+      fmt::join(failed_names.begin(), failed_names.begin() + std::min<std::size_t>(5, failed_names.size()), ", "));
 }
 
 }  // namespace
@@ -120,9 +123,10 @@ int print_slurm_status(const GradeOptions& o) {
     if (!s.is_object()) continue;
     std::vector<std::string> ids{s.value("array_job", ""), s.value("finish_job", "")};
     const auto queue = queued_jobs(ids);
-    fmt::print("submission {} ({}): {} students in {} tasks, array job {}, finishing job {}{}\n", s.value("id", ""),
-               s.value("submitted_at", ""), s.value("students", 0), s.value("tasks", 0), ids[0], ids[1],
-               s.contains("calibration_job") ? fmt::format(", calibration job {}", s.value("calibration_job", "")) : "");
+    fmt::print(
+        "submission {} ({}): {} students in {} tasks, array job {}, finishing job {}{}\n", s.value("id", ""),
+        s.value("submitted_at", ""), s.value("students", 0), s.value("tasks", 0), ids[0], ids[1],
+        s.contains("calibration_job") ? fmt::format(", calibration job {}", s.value("calibration_job", "")) : "");
     if (dir != dirs.back()) continue;
     print_students(out, dir, s);
     for (const auto& [state, tasks] : task_states(out, s, queue))
@@ -131,9 +135,10 @@ int print_slurm_status(const GradeOptions& o) {
     const bool finished = batch.is_object() && batch.contains("slurm") && batch["slurm"].is_object() &&
                           batch["slurm"].value("array_job", "") == ids[0];
     const QueuedJob* finishing = find_job(queue, ids[1]);
-    fmt::print("  gradebook: {}\n", finished    ? (out / "grades.csv").string() + " (written)"
-                                    : finishing ? fmt::format("job {} {} ({})", ids[1], finishing->state, finishing->where)
-                                                : "not written by this submission");
+    fmt::print("  gradebook: {}\n", finished ? (out / "grades.csv").string() + " (written)"
+                                    : finishing
+                                        ? fmt::format("job {} {} ({})", ids[1], finishing->state, finishing->where)
+                                        : "not written by this submission");
   }
   return 0;
 }

@@ -37,10 +37,10 @@ struct StudentRecord {
   std::optional<double> score;  // none when not graded
   double max_score = 0;
   std::uint64_t seed = 0;
-  std::string calibration;   // when OUT/calibration.json was measured, "" without one
-  std::string gpu;           // CUDA_VISIBLE_DEVICES of the job, "" when not CUDA
-  std::string node;          // the host that graded it (a cluster's node; labs[].device names its GPU)
-  std::string slurm_job;     // the Slurm array task that graded it ("<array job>_<task>"), "" outside Slurm
+  std::string calibration;  // when OUT/calibration.json was measured, "" without one
+  std::string gpu;          // CUDA_VISIBLE_DEVICES of the job, "" when not CUDA
+  std::string node;         // the host that graded it (a cluster's node; labs[].device names its GPU)
+  std::string slurm_job;    // the Slurm array task that graded it ("<array job>_<task>"), "" outside Slurm
   // The submission's file names, sizes and times as received: a cheap test of "unchanged" that lets
   // `gpulab grade --slurm` leave graded students out of the array before any node unpacks them.
   std::string submission_stamp;

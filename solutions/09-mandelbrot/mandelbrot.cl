@@ -50,19 +50,27 @@ __kernel void mandelbrot_naive_kernel(__global uint* counts, int width, int heig
 
 // --8<-- [start:balanced]
 // A persistent grid: work-item t takes pixels t, t + T, t + 2T, ... and starts its next pixel in the
-// very step its orbit escapes, so no lane of a warp idles while another finishes a costly pixel.
+// very step its orbit escapes, so no lane of a warp idles while another finishes a costly pixel. A
+// lane that refills holds up its warp: the next column and row follow from the stride's, computed
+// once, with no division per pixel.
 __kernel void mandelbrot_balanced_kernel(__global uint* counts, int width, int height, float x0, float y0, float dx,
                                          float dy, int max_iter, int julia, float cx, float cy) {
-  const long pixels = (long)width * height, stride = get_global_size(0);
-  long pixel = get_global_id(0);
-  if (pixel >= pixels) return;
-  Orbit o = start_orbit((int)(pixel % width), (int)(pixel / width), x0, y0, dx, dy, julia, cx, cy);
+  const int items = get_global_size(0), first = get_global_id(0);
+  const int stride_x = items % width, stride_y = items / width;
+  int px = first % width, py = first / width;
+  if (py >= height) return;
+  Orbit o = start_orbit(px, py, x0, y0, dx, dy, julia, cx, cy);
   for (;;) {
     if (step(&o, max_iter)) continue;
-    counts[pixel] = (uint)o.n;
-    pixel += stride;
-    if (pixel >= pixels) break;
-    o = start_orbit((int)(pixel % width), (int)(pixel / width), x0, y0, dx, dy, julia, cx, cy);
+    counts[(size_t)py * width + px] = (uint)o.n;
+    px += stride_x;
+    py += stride_y;
+    if (px >= width) {
+      px -= width;
+      ++py;
+    }
+    if (py >= height) break;
+    o = start_orbit(px, py, x0, y0, dx, dy, julia, cx, cy);
   }
 }
 // --8<-- [end:balanced]

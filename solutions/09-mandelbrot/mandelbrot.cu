@@ -62,37 +62,44 @@ void mandelbrot_by_pixel(unsigned* counts, int width, int height, float x0, floa
 // --8<-- [end:naive]
 
 // --8<-- [start:balanced]
-// A persistent grid: thread t takes pixels t, t + T, t + 2T, ... (T threads in all), and starts its
-// next pixel in the very step its orbit escapes. In the naive kernel a warp runs as long as its
-// slowest pixel while the other lanes idle; here every lane keeps iterating until its whole list is
-// done, and lists of many pixels spread over the image cost about the same.
+// A persistent grid, as many threads as the GPU holds at once: thread t takes pixels t, t + T,
+// t + 2T, ... (T threads in all), and starts its next pixel in the very step its orbit escapes. In
+// the naive kernel a warp runs as long as its slowest pixel while the other lanes idle; here every
+// lane keeps iterating until its whole list is done, and lists of many pixels spread over the image
+// cost about the same. A lane that refills holds up its warp, so the refill is kept short: the next
+// pixel's column and row follow from the stride's, computed once, with no division per pixel.
 __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int height, Window w) {
-  const long long pixels = static_cast<long long>(width) * height;
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  long long pixel = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (pixel >= pixels) return;
-  Orbit o = start_orbit(w, static_cast<int>(pixel % width), static_cast<int>(pixel / width));
+  const int threads = gridDim.x * blockDim.x;
+  const int first = blockIdx.x * blockDim.x + threadIdx.x;
+  const int stride_x = threads % width, stride_y = threads / width;
+  int px = first % width, py = first / width;
+  if (py >= height) return;
+  Orbit o = start_orbit(w, px, py);
   for (;;) {
     if (step(o, w.max_iter)) continue;
-    counts[pixel] = static_cast<unsigned>(o.n);
-    pixel += stride;
-    if (pixel >= pixels) break;
-    o = start_orbit(w, static_cast<int>(pixel % width), static_cast<int>(pixel / width));
+    counts[static_cast<size_t>(py) * width + px] = static_cast<unsigned>(o.n);
+    px += stride_x;
+    py += stride_y;
+    if (px >= width) px -= width, ++py;
+    if (py >= height) break;
+    o = start_orbit(w, px, py);
   }
 }
 
 constexpr int kBalancedBlock = 128;
-constexpr int kThreadsPerSm = 512;  // enough warps to hide the latency of the dependent float ops
 
 void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
                          int julia, float cx, float cy) {
-  int device = 0, sms = 1;
+  int device = 0, sms = 1, per_sm = 1;
   gpulab::check(cudaGetDevice(&device), "asking for the current device");
   gpulab::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "asking for the SM count");
-  // Fewer threads than pixels, so each has many: their costs even out.
+  gpulab::check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device),
+                "asking for the threads an SM holds");
+  // A full GPU hides the latency of each step's dependent float operations; fewer threads than
+  // pixels, so each has many and their costs even out.
   const long long pixels = static_cast<long long>(width) * height;
-  const long long threads = std::min<long long>(pixels, static_cast<long long>(sms) * kThreadsPerSm);
-  const int blocks = static_cast<int>((threads + kBalancedBlock - 1) / kBalancedBlock);
+  const int threads = static_cast<int>(std::min<long long>(pixels, static_cast<long long>(sms) * per_sm));
+  const int blocks = (threads + kBalancedBlock - 1) / kBalancedBlock;
   const Window w{x0, y0, dx, dy, max_iter, julia, cx, cy};
   mandelbrot_balanced_kernel<<<blocks, kBalancedBlock>>>(counts, width, height, w);
   gpulab::check(cudaGetLastError(), "launching mandelbrot_balanced_kernel");

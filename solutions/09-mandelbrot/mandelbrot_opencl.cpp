@@ -20,7 +20,7 @@ void mandelbrot_by_pixel(const gpulab::OpenCLLab& lab, cl_mem counts, int width,
 
 // --8<-- [start:balanced]
 constexpr size_t kBalancedGroup = 128;
-constexpr size_t kItemsPerUnit = 512;  // enough warps to hide the latency of the dependent float ops
+constexpr size_t kItemsPerUnit = 2048;  // a full NVIDIA SM: enough warps to hide each step's dependent float ops
 
 void mandelbrot_balanced(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
                          float dx, float dy, int max_iter, int julia, float cx, float cy) {

@@ -60,7 +60,8 @@ class SlurmCluster {
   SlurmCluster() {
     for (const char* tool : {"munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo"})
       if (shell(fmt::format("command -v {} || ls /usr/sbin/{}", tool, tool)).find(tool) == std::string::npos) {
-        why_not = fmt::format("{} is not installed (Debian: apt-get install slurmctld slurmd slurm-client munge)", tool);
+        why_not =
+            fmt::format("{} is not installed (Debian: apt-get install slurmctld slurmd slurm-client munge)", tool);
         return;
       }
     if (::geteuid() != 0) {
@@ -81,7 +82,8 @@ class SlurmCluster {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     why_not = fmt::format("the daemons did not bring the node up in 30 s: sinfo says '{}'; slurmctld.log ends: {}",
-                          shell("sinfo -h -o %T -n localhost"), shell(fmt::format("tail -n 3 '{}'", (dir_ / "slurmctld.log").string())));
+                          shell("sinfo -h -o %T -n localhost"),
+                          shell(fmt::format("tail -n 3 '{}'", (dir_ / "slurmctld.log").string())));
   }
 
   ~SlurmCluster() {
@@ -96,12 +98,12 @@ class SlurmCluster {
   std::vector<pid_t> pids_;
 
   void write_config() {
-    shell(fmt::format("head -c 1024 /dev/urandom > '{0}/munge.key' && chmod 600 '{0}/munge.key' && mkdir -p "
-                      "'{0}/state' '{0}/spool'",
-                      dir_.string()));
+    shell(
+        fmt::format("head -c 1024 /dev/urandom > '{0}/munge.key' && chmod 600 '{0}/munge.key' && mkdir -p "
+                    "'{0}/state' '{0}/spool'",
+                    dir_.string()));
     const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-    write_file(dir_ / "slurm.conf",
-               fmt::format(R"(ClusterName=gpulabtest
+    write_file(dir_ / "slurm.conf", fmt::format(R"(ClusterName=gpulabtest
 SlurmctldHost=localhost(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
@@ -128,7 +130,7 @@ AccountingStorageType=accounting_storage/none
 NodeName=localhost NodeAddr=127.0.0.1 CPUs={3} RealMemory=1000 State=UNKNOWN
 PartitionName=grading Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 )",
-                           dir_.string(), free_port(), free_port(), cpus));
+                                                dir_.string(), free_port(), free_port(), cpus));
   }
 
   void start(const std::vector<std::string>& argv) {
@@ -174,8 +176,9 @@ std::string slurm_grade(const Batch& batch, const std::string& args) {
 
 }  // namespace
 
-TEST_CASE("a batch submitted with --slurm is graded by the array's tasks into one OUT, and the job after them "
-          "writes the gradebook") {
+TEST_CASE(
+    "a batch submitted with --slurm is graded by the array's tasks into one OUT, and the job after them "
+    "writes the gradebook") {
   Batch batch("slurm-batch");
   for (const char* s : {"alice", "carol", "erin"}) batch.add_folder(s, "solutions", "00-hello");
   batch.add_folder("bob", "labs", "00-hello");  // the skeleton: not implemented, zero points
@@ -210,8 +213,9 @@ TEST_CASE("a batch submitted with --slurm is graded by the array's tasks into on
   CHECK(slurm_grade(batch, "").find("nothing to submit") != std::string::npos);
 }
 
-TEST_CASE("an array task cancelled while it grades leaves no half-written result, and the next submission grades "
-          "only its student, none twice") {
+TEST_CASE(
+    "an array task cancelled while it grades leaves no half-written result, and the next submission grades "
+    "only its student, none twice") {
   Batch batch("slurm-cancel");
   for (const char* s : {"ann", "ben", "cat"}) batch.add_folder(s, "solutions", "00-hello");
   slurm_grade(batch, "--array-chunk 1 --max-running 1");

@@ -15,7 +15,10 @@ using gpulab::testing::write_file;
 namespace fs = std::filesystem;
 
 TEST_CASE("a Slurm job's script carries each option as an #SBATCH line and runs the grader with its arguments quoted") {
-  SbatchScript s{"gpulab-grade", "/out/slurm/1/logs/task-%A_%a.log", "0-3%2", {"--partition=gpu", "--gres=gpu:1"},
+  SbatchScript s{"gpulab-grade",
+                 "/out/slurm/1/logs/task-%A_%a.log",
+                 "0-3%2",
+                 {"--partition=gpu", "--gres=gpu:1"},
                  {"/course/build/gpulab", "grade", "--submissions", "/course/sub missions"}};
   const std::string text = sbatch_script_text(s);
   CHECK(text.starts_with("#!/bin/sh\n#SBATCH --job-name=gpulab-grade\n"));
@@ -38,7 +41,8 @@ TEST_CASE("a CUDA submission asks each task for a GPU unless told otherwise, and
   CHECK(sbatch_directives(s, "opencl") ==
         std::vector<std::string>{"--partition=a100", "--gres=gpu:a100:1", "--time=1:00:00", "--account=course"});
   s.gres = "none";
-  CHECK(sbatch_directives(s, "cuda") == std::vector<std::string>{"--partition=a100", "--time=1:00:00", "--account=course"});
+  CHECK(sbatch_directives(s, "cuda") ==
+        std::vector<std::string>{"--partition=a100", "--time=1:00:00", "--account=course"});
 }
 
 TEST_CASE("the jobs' command lines repeat every option of the submitting command that changes a grade") {
@@ -92,7 +96,7 @@ TEST_CASE("a submission sends the students whose record is missing, failed, stal
   write_file(subs / "edited" / "labs" / "00-hello" / "hello.cl", "kernel, edited");
   CHECK(students_to_grade(out, entries, "v1", options, "", false) ==
         std::vector<std::string>{"failed", "old_grader", "edited", "new"});
-  CHECK(students_to_grade(out, entries, "v1", options + ",01-matmul", "", false).size() == 5);  // other labs
+  CHECK(students_to_grade(out, entries, "v1", options + ",01-matmul", "", false).size() == 5);       // other labs
   CHECK(students_to_grade(out, entries, "v1", options, "2026-11-24T10:00:00Z", false).size() == 5);  // recalibrated
   CHECK(students_to_grade(out, entries, "v1", options, "", true).size() == 5);
 }
