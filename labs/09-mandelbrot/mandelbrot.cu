@@ -62,7 +62,8 @@ void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, floa
                          int julia, float cx, float cy) {
   const Window w{x0, y0, dx, dy, max_iter, julia, cx, cy};
   // TODO 6 (bonus): launch mandelbrot_balanced_kernel with blocks of 128 threads and enough of them
-  //   to fill the GPU, no more: 512 threads per SM (cudaGetDevice, then cudaDeviceGetAttribute with
-  //   cudaDevAttrMultiProcessorCount), and no more threads than pixels. Check every call.
+  //   to fill the GPU, no more: as many threads as the SMs hold (cudaGetDevice, then
+  //   cudaDeviceGetAttribute with cudaDevAttrMultiProcessorCount and
+  //   cudaDevAttrMaxThreadsPerMultiProcessor), and no more threads than pixels. Check every call.
   GPULAB_NOT_IMPLEMENTED("mandelbrot_balanced: a persistent grid whose lanes refill (TODO 5-6)");
 }
