@@ -121,7 +121,20 @@ struct Set {
   std::unique_ptr<Buffer> d_in, d_out;
   int content = 0;                       // which operation of CaseData the set's launch applies
   WordPatches in_patches, out_patches;  // the input words patched now, and the results they give
+  bool returned_early = false;          // `out` still held poison when the last launch returned
 };
+
+// Whether the function returned before its result was in `out`: a few words (the first, the middle,
+// the last: the last chunk's copy is the last to land) still hold the poison when it returns. The
+// runner synchronises the device before it checks, which would hide a missing wait.
+bool poison_at_return(const float* out, std::size_t n) {
+  for (const std::size_t i : {std::size_t{0}, n / 2, n - 1}) {
+    std::uint32_t word = 0;
+    std::memcpy(&word, out + i, sizeof word);
+    if (word == 0xFFFFFFFFu) return true;  // kPoisonByte in every byte; a result is never NaN
+  }
+  return false;
+}
 
 class StreamsDriver final : public LabDriver {
  public:
@@ -207,6 +220,7 @@ class StreamsDriver final : public LabDriver {
       Set& set = sets[i];
       const Operation op = data->operations[set.content];
       launch(set.in->floats(), set.out->floats(), *set.d_in, *set.d_out, n, op.a, op.b);
+      set.returned_early = poison_at_return(set.out->floats(), input.size());
     };
     l.check = [&](int i) { return check_set(sets[i], *data); };
     l.watched = [&](int i) {
@@ -237,6 +251,14 @@ class StreamsDriver final : public LabDriver {
     Comparison cmp = compare_floats(*set.out, expected, set.out_patches);
     if (!cmp.ok()) {
       cmp.note = "in out, the host memory your function returns the result in";
+      return cmp;
+    }
+    if (set.returned_early) {  // right after the grader's synchronisation, not when the function returned
+      cmp.wrong = 1;
+      cmp.note =
+          "out was not written yet when your function returned (it still held the poison); it is right only "
+          "after the grader waited for the device: wait for your copies before returning (cudaStreamSynchronize, "
+          "clFinish)";
       return cmp;
     }
     cmp = compare_floats(*set.d_out, expected, set.out_patches);
