@@ -27,7 +27,7 @@ class Stream {
 
 // The three functions below share this contract (keep the signatures):
 // - in and out are host memory of n floats: pageable (malloc'd) for stream_serial, page-locked
-//   (allocated by the grader with cudaMallocHost) for stream_pinned and stream_overlap;
+//   (allocated by the grader with cudaMallocHost) for stream_pinned and stream_chunks;
 // - d_in and d_out are device buffers of n floats each, already allocated;
 // - when the function returns, out holds a * in + b, d_in the input and d_out the result (the
 //   grader checks all three: the work is done on the device).
@@ -55,7 +55,7 @@ void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n
 constexpr int kStreams = 4;
 constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 128 chunks in 2 GiB; a copy takes ~0.3 ms at 50 GB/s
 
-void stream_overlap(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b) {
+void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b) {
   // TODO 6 (chunks on several streams): create kStreams streams (Stream streams[kStreams];). Cut the
   //   array into chunks of kChunk floats (the last one shorter); for chunk k starting at element
   //   `start`, on stream k % kStreams: copy in + start to d_in + start, run the kernel on that chunk
@@ -63,5 +63,5 @@ void stream_overlap(const float* in, float* out, float* d_in, float* d_out, int 
   //   Within one stream the three run in order; chunks on other streams run at the same time, so
   //   one chunk's copy in overlaps an earlier chunk's copy out and a kernel.
   // TODO 7 (synchronisation): wait for every stream before returning.
-  GPULAB_NOT_IMPLEMENTED("stream_overlap: chunks in, through the kernel and out on kStreams streams (TODO 6-7)");
+  GPULAB_NOT_IMPLEMENTED("stream_chunks: chunks in, through the kernel and out on kStreams streams (TODO 6-7)");
 }

@@ -37,13 +37,13 @@ class Queue {
 
 // The three functions below share this contract (keep the signatures):
 // - in and out are host memory of n floats: pageable (malloc'd) for stream_serial, page-locked for
-//   stream_pinned and stream_overlap (a CL_MEM_ALLOC_HOST_PTR buffer the grader mapped);
+//   stream_pinned and stream_chunks (a CL_MEM_ALLOC_HOST_PTR buffer the grader mapped);
 // - d_in and d_out are device buffers of n floats each, already created;
 // - when the function returns, out holds a * in + b, d_in the input and d_out the result (the
 //   grader checks all three: the work is done on the device).
 
-void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n,
-                   float a, float b) {
+void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
+                   float b) {
   // TODO 1 (blocking copies): copy the n floats of `in` to d_in with a blocking clEnqueueWriteBuffer
   //   on lab.queue(). Count bytes in size_t: 2^29 floats are 2^31 bytes, past an int.
   // TODO 2 (launch): enqueue_scale_shift(lab, lab.queue(), d_in, d_out, 0, n, a, b).
@@ -52,8 +52,8 @@ void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl
   GPULAB_NOT_IMPLEMENTED("stream_serial: copy in, launch scale_shift_kernel, copy out (TODO 1-3)");
 }
 
-void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n,
-                   float a, float b) {
+void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
+                   float b) {
   // TODO 4 (non-blocking copies): the same three steps on lab.queue(), with the copies non-blocking
   //   (CL_FALSE): the calls return at once and the in-order queue runs them one after the other.
   // TODO 5 (synchronisation): clFinish(lab.queue()) before returning: `out` is not written until the
@@ -64,8 +64,8 @@ void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl
 constexpr int kQueues = 4;
 constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 128 chunks in 2 GiB; a copy takes ~0.3 ms at 50 GB/s
 
-void stream_overlap(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n,
-                    float a, float b) {
+void stream_chunks(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
+                   float b) {
   // TODO 6 (chunks on several queues): create kQueues queues of your own (Queue q0(lab), q1(lab),
   //   ...). Cut the array into chunks of kChunk floats (the last one shorter); for chunk k starting
   //   at element `start`, on queue k % kQueues: a non-blocking write of in + start to d_in at byte
@@ -73,5 +73,5 @@ void stream_overlap(const gpulab::OpenCLLab& lab, const float* in, float* out, c
   //   at that offset into out + start; then clFlush the queue so its commands start now. Within a
   //   queue the three run in order; other queues' chunks run at the same time.
   // TODO 7 (synchronisation): clFinish every queue before returning.
-  GPULAB_NOT_IMPLEMENTED("stream_overlap: chunks in, through the kernel and out on kQueues queues (TODO 6-7)");
+  GPULAB_NOT_IMPLEMENTED("stream_chunks: chunks in, through the kernel and out on kQueues queues (TODO 6-7)");
 }

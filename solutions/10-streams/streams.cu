@@ -44,8 +44,8 @@ void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n
   // buffer), and cudaMemcpyAsync returns at once: the host only waits at the end.
   gpulab::check(cudaMemcpyAsync(d_in, in, bytes, cudaMemcpyHostToDevice, stream.get()),
                 "copying the input to the device");
-  scale_shift_kernel<<<gpulab::blocks_for(n, kThreadsPerBlock), kThreadsPerBlock, 0, stream.get()>>>(d_in, d_out, n,
-                                                                                                     a, b);
+  scale_shift_kernel<<<gpulab::blocks_for(n, kThreadsPerBlock), kThreadsPerBlock, 0, stream.get()>>>(d_in, d_out, n, a,
+                                                                                                     b);
   gpulab::check(cudaGetLastError(), "launching scale_shift_kernel");
   gpulab::check(cudaMemcpyAsync(out, d_out, bytes, cudaMemcpyDeviceToHost, stream.get()), "copying the result back");
   gpulab::check(cudaStreamSynchronize(stream.get()), "waiting for the stream");
@@ -56,7 +56,7 @@ void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n
 constexpr int kStreams = 4;
 constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 128 chunks in 2 GiB; a copy takes ~0.3 ms at 50 GB/s
 
-void stream_overlap(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b) {
+void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b) {
   Stream streams[kStreams];
   // Chunk k goes in, through the kernel and back on stream k % kStreams: in order within a stream,
   // while the other streams' chunks use the other copy engine and the SMs at the same time.

@@ -35,8 +35,8 @@ class Queue {
 };
 
 // --8<-- [start:serial]
-void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n,
-                   float a, float b) {
+void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
+                   float b) {
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);  // 2 GiB does not fit in an int
   check(clEnqueueWriteBuffer(lab.queue(), d_in, CL_TRUE, 0, bytes, in, 0, nullptr, nullptr),
         "copying the input to the device");
@@ -48,8 +48,8 @@ void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl
 // --8<-- [end:serial]
 
 // --8<-- [start:pinned]
-void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n,
-                   float a, float b) {
+void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
+                   float b) {
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
   // Non-blocking: the calls return at once and the in-order queue runs them one after the other;
   // the host waits once, at clFinish.
@@ -66,15 +66,16 @@ void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl
 constexpr int kQueues = 4;
 constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 128 chunks in 2 GiB; a copy takes ~0.3 ms at 50 GB/s
 
-void stream_overlap(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n,
-                    float a, float b) {
+void stream_chunks(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
+                   float b) {
   Queue q0(lab), q1(lab), q2(lab), q3(lab);
   const Queue* queues[kQueues] = {&q0, &q1, &q2, &q3};
   // Chunk k goes in, through the kernel and back on queue k % kQueues: in order within a queue,
   // while the other queues' chunks copy the other way and compute at the same time.
   for (int start = 0, k = 0; start < n; start += kChunk, ++k) {
     const int count = std::min(kChunk, n - start);
-    const size_t offset = static_cast<size_t>(start) * sizeof(float), bytes = static_cast<size_t>(count) * sizeof(float);
+    const size_t offset = static_cast<size_t>(start) * sizeof(float),
+                 bytes = static_cast<size_t>(count) * sizeof(float);
     const cl_command_queue queue = queues[k % kQueues]->get();
     check(clEnqueueWriteBuffer(queue, d_in, CL_FALSE, offset, bytes, in + start, 0, nullptr, nullptr),
           "copying a chunk of the input to the device");

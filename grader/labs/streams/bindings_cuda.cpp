@@ -10,7 +10,7 @@
 // The lab's contract: these signatures are fixed, the grader calls them.
 void stream_serial(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b);
 void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b);
-void stream_overlap(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b);
+void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b);
 
 namespace gpulab::labs {
 namespace {
@@ -71,14 +71,16 @@ class CudaCopies final : public HostDeviceCopies {
 StreamLaunch bind_stream(Device&, const std::string& function) {
   using Function = void (*)(const float*, float*, float*, float*, int, float, float);
   static const std::map<std::string, Function> functions{
-      {"stream_serial", stream_serial}, {"stream_pinned", stream_pinned}, {"stream_overlap", stream_overlap}};
+      {"stream_serial", stream_serial}, {"stream_pinned", stream_pinned}, {"stream_chunks", stream_chunks}};
   const Function f = find_function(functions, function);
   return [f](const float* in, float* out, Buffer& d_in, Buffer& d_out, int n, float a, float b) {
     f(in, out, cuda::pointer<float>(d_in), cuda::pointer<float>(d_out), n, a, b);
   };
 }
 
-std::unique_ptr<PinnedMemory> allocate_pinned(Device&, std::size_t bytes) { return std::make_unique<CudaPinned>(bytes); }
+std::unique_ptr<PinnedMemory> allocate_pinned(Device&, std::size_t bytes) {
+  return std::make_unique<CudaPinned>(bytes);
+}
 
 std::unique_ptr<HostDeviceCopies> make_host_device_copies(Device&, void* host_from, Buffer& to_device,
                                                           Buffer& from_device, void* host_to, std::size_t bytes) {

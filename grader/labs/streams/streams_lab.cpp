@@ -13,10 +13,12 @@
 namespace gpulab {
 namespace {
 
-// Inputs are multiples of 1/8 up to 2^12 in magnitude, scales multiples of 1/4 up to 16, shifts
-// multiples of 1/8 up to 2^12: a * x + b is then a multiple of 1/32 below 2^17, exact in a float,
-// so a fused multiply-add and a multiply followed by an add give the same bits on every device.
-float draw_input(Rng& rng) { return static_cast<float>(rng.integer(-32768, 32768)) / 8.0f; }
+// Inputs and shifts are multiples of 1/8 up to 2^12 in magnitude, scales multiples of 1/4 up to 16:
+// a * x + b is exact in a float (streams_reference.hpp), so a fused multiply-add and a multiply
+// followed by an add give the same bits on every device.
+float draw_input(Rng& rng) {
+  return static_cast<float>(rng.integer(-reference::kEighthsMax, reference::kEighthsMax)) / 8.0f;
+}
 
 struct Operation {
   float a = 1, b = 0;
@@ -24,7 +26,7 @@ struct Operation {
 
 Operation draw_operation(Rng& rng) {
   const float sign = rng.integer(0, 1) ? 1.0f : -1.0f;
-  return {sign * static_cast<float>(rng.integer(1, 64)) / 4.0f, draw_input(rng)};
+  return {sign * static_cast<float>(rng.integer(1, reference::kQuartersMax)) / 4.0f, draw_input(rng)};
 }
 
 // Host memory the student's function receives, as a Buffer, so the runner checks it as it checks
@@ -55,7 +57,8 @@ class HostBuffer final : public Buffer {
     std::memcpy(region() + offset, host, std::min(bytes, bytes_ - std::min(offset, bytes_)));
   }
   void fill(std::uint8_t byte) override {  // on every core: the timing case's buffers hold 2 GiB
-    parallel_ranges(bytes_, [&](std::size_t begin, std::size_t end) { std::memset(region() + begin, byte, end - begin); });
+    parallel_ranges(bytes_,
+                    [&](std::size_t begin, std::size_t end) { std::memset(region() + begin, byte, end - begin); });
   }
   bool guarded() const override { return true; }
   void read_guards(std::vector<std::uint8_t>& front, std::vector<std::uint8_t>& back) override {
@@ -119,7 +122,7 @@ Comparison compare_floats(Buffer& got, const float* expected, const WordPatches&
 struct Set {
   std::unique_ptr<HostBuffer> in, out;
   std::unique_ptr<Buffer> d_in, d_out;
-  int content = 0;                       // which operation of CaseData the set's launch applies
+  int content = 0;                      // which operation of CaseData the set's launch applies
   WordPatches in_patches, out_patches;  // the input words patched now, and the results they give
   bool returned_early = false;          // `out` still held poison when the last launch returned
 };
@@ -153,8 +156,8 @@ class StreamsDriver final : public LabDriver {
                                             *probe_from_device_, probe_host_to_->data(), ideal_bytes_);
     // The threshold's calibration, "library" in the report: both copies at once, the least time in
     // which n floats can go in and n come back however the work is cut into chunks.
-    cal.probes["library"] = Probe{[] {}, [this] { copies_->run(labs::Transfer::both_ways); },
-                                  static_cast<double>(ideal_bytes_)};
+    cal.probes["library"] =
+        Probe{[] {}, [this] { copies_->run(labs::Transfer::both_ways); }, static_cast<double>(ideal_bytes_)};
   }
 
   void measure_calibration(const RunContext& ctx, const Case&, Calibration& cal) override {
@@ -181,7 +184,8 @@ class StreamsDriver final : public LabDriver {
     const bool patched = input.size() >= kPatchedFrom;
     std::vector<Set> sets(input_sets(c));
     auto hold = [&](Set& set, int content) {  // the set's input gets new patches, its launch an operation
-      for (const auto& [index, word] : set.in_patches) set.in->upload_range(&input[index], index * sizeof word, sizeof word);
+      for (const auto& [index, word] : set.in_patches)
+        set.in->upload_range(&input[index], index * sizeof word, sizeof word);
       set.content = content;
       set.in_patches.clear();
       set.out_patches.clear();
