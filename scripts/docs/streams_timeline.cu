@@ -65,7 +65,7 @@ std::vector<Step> enqueue(const Pipeline& p, int chunk, const std::vector<cudaSt
     check(cudaMemcpyAsync(p.d_in + start, p.in + start, bytes, cudaMemcpyHostToDevice, stream), "copying in");
     cudaEvent_t e1 = new_event(stream);
     scale_shift_kernel<<<(count + kThreads - 1) / kThreads, kThreads, 0, stream>>>(p.d_in + start, p.d_out + start,
-                                                                                  count, 2.0f, 1.0f);
+                                                                                   count, 2.0f, 1.0f);
     check(cudaGetLastError(), "launching the kernel");
     cudaEvent_t e2 = new_event(stream);
     check(cudaMemcpyAsync(p.out + start, p.d_out + start, bytes, cudaMemcpyDeviceToHost, stream), "copying out");
