@@ -1,0 +1,308 @@
+#include "streams_lab.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "gpulab/parallel.hpp"
+#include "lab_driver.hpp"
+#include "streams_reference.hpp"
+
+namespace gpulab {
+namespace {
+
+// Inputs and shifts are multiples of 1/8 up to 2^12 in magnitude, scales multiples of 1/4 up to 16:
+// a * x + b is exact in a float (streams_reference.hpp), so a fused multiply-add and a multiply
+// followed by an add give the same bits on every device.
+float draw_input(Rng& rng) {
+  return static_cast<float>(rng.integer(-reference::kEighthsMax, reference::kEighthsMax)) / 8.0f;
+}
+
+struct Operation {
+  float a = 1, b = 0;
+};
+
+Operation draw_operation(Rng& rng) {
+  const float sign = rng.integer(0, 1) ? 1.0f : -1.0f;
+  return {sign * static_cast<float>(rng.integer(1, reference::kQuartersMax)) / 4.0f, draw_input(rng)};
+}
+
+// Host memory the student's function receives, as a Buffer, so the runner checks it as it checks
+// device buffers: guard zones of kGuardByte on both sides (a copy of n + 1 floats lands there), an
+// input compared with its original, outputs compared by sampling. Pageable (new[]), or page-locked
+// by the backend.
+class HostBuffer final : public Buffer {
+ public:
+  HostBuffer(Device& device, std::size_t bytes, bool pinned) : bytes_(bytes) {
+    const std::size_t total = bytes + 2 * kGuardBytes;
+    if (pinned) {
+      pinned_ = labs::allocate_pinned(device, total);
+      base_ = static_cast<std::uint8_t*>(pinned_->data());
+    } else {
+      pageable_.reset(new std::uint8_t[total]);  // not zeroed: the harness writes every byte before use
+      base_ = pageable_.get();
+    }
+    reset_guards();
+  }
+  float* floats() { return reinterpret_cast<float*>(region()); }
+  std::size_t size() const override { return bytes_; }
+  void upload(const void* host, std::size_t bytes) override { upload_range(host, 0, bytes); }
+  void download(void* host, std::size_t bytes) override { download_range(host, 0, bytes); }
+  void download_range(void* host, std::size_t offset, std::size_t bytes) override {
+    std::memcpy(host, region() + offset, std::min(bytes, bytes_ - std::min(offset, bytes_)));
+  }
+  void upload_range(const void* host, std::size_t offset, std::size_t bytes) override {
+    std::memcpy(region() + offset, host, std::min(bytes, bytes_ - std::min(offset, bytes_)));
+  }
+  void fill(std::uint8_t byte) override {  // on every core: the timing case's buffers hold 2 GiB
+    parallel_ranges(bytes_,
+                    [&](std::size_t begin, std::size_t end) { std::memset(region() + begin, byte, end - begin); });
+  }
+  bool guarded() const override { return true; }
+  void read_guards(std::vector<std::uint8_t>& front, std::vector<std::uint8_t>& back) override {
+    front.assign(base_, base_ + kGuardBytes);
+    back.assign(region() + bytes_, region() + bytes_ + kGuardBytes);
+  }
+  void reset_guards() override {
+    std::memset(base_, kGuardByte, kGuardBytes);
+    std::memset(region() + bytes_, kGuardByte, kGuardBytes);
+  }
+
+ private:
+  std::uint8_t* region() const { return base_ + kGuardBytes; }
+  std::size_t bytes_;
+  std::unique_ptr<labs::PinnedMemory> pinned_;
+  std::unique_ptr<std::uint8_t[]> pageable_;
+  std::uint8_t* base_ = nullptr;
+};
+
+// A case's input, and for each content an input set can hold the operation and its exact result.
+struct CaseData {
+  std::vector<float> input;
+  std::vector<Operation> operations;
+  std::vector<std::vector<float>> expected;
+};
+
+// Patches: in large cases, kPatches input words at seeded places get new values before every launch
+// (and the output words they produce with them), so no two launches see the same data and a result
+// kept from an earlier launch misses them; the runner compares the patched words every time.
+constexpr std::size_t kPatches = 16, kPatchedFrom = std::size_t{1} << 16;
+
+// Compares `got` (n floats) with `expected` where `patches` overwrite it, bit for bit, in pieces.
+Comparison compare_floats(Buffer& got, const float* expected, const WordPatches& patches) {
+  constexpr std::size_t kPiece = std::size_t{1} << 20, kListed = 8;
+  const std::size_t n = got.size() / sizeof(float);
+  Comparison c;
+  c.total = n;
+  std::vector<float> seen, want;
+  for (std::size_t from = 0; from < n; from += kPiece) {
+    const std::size_t count = std::min(kPiece, n - from);
+    seen.resize(count);
+    got.download_range(seen.data(), from * sizeof(float), count * sizeof(float));
+    want.assign(expected + from, expected + from + count);
+    for (const auto& [index, word] : patches)
+      if (index >= from && index < from + count) std::memcpy(&want[index - from], &word, sizeof word);
+    if (std::memcmp(seen.data(), want.data(), count * sizeof(float)) == 0) continue;
+    for (std::size_t i = 0; i < count; ++i) {
+      std::uint32_t s = 0, w = 0;
+      std::memcpy(&s, &seen[i], sizeof s);
+      std::memcpy(&w, &want[i], sizeof w);
+      if (s == w) continue;
+      ++c.wrong;
+      c.untouched += s == 0xFFFFFFFFu;  // kPoisonByte in every byte
+      if (c.first.size() < kListed) c.first.push_back({from + i, show_value(want[i]), show_value(seen[i]), {}});
+    }
+  }
+  return c;
+}
+
+// One input set: host memory and device buffers of its own, and what they hold now.
+struct Set {
+  std::unique_ptr<HostBuffer> in, out;
+  std::unique_ptr<Buffer> d_in, d_out;
+  int content = 0;                      // which operation of CaseData the set's launch applies
+  WordPatches in_patches, out_patches;  // the input words patched now, and the results they give
+  bool returned_early = false;          // `out` still held poison when the last launch returned
+};
+
+// Whether the function returned before its result was in `out`: a few words (the first, the middle,
+// the last: the last chunk's copy is the last to land) still hold the poison when it returns. The
+// runner synchronises the device before it checks, which would hide a missing wait.
+bool poison_at_return(const float* out, std::size_t n) {
+  for (const std::size_t i : {std::size_t{0}, n / 2, n - 1}) {
+    std::uint32_t word = 0;
+    std::memcpy(&word, out + i, sizeof word);
+    if (word == 0xFFFFFFFFu) return true;  // kPoisonByte in every byte; a result is never NaN
+  }
+  return false;
+}
+
+class StreamsDriver final : public LabDriver {
+ public:
+  std::string rate_work() const override { return "bytes copied each way (n floats in, n floats out)"; }
+
+  // The ideal's copies: page-locked host memory and device buffers of the timing case's size.
+  void prepare_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {
+    ideal_bytes_ = static_cast<std::size_t>(case_int(timing, "n")) * sizeof(float);
+    probe_host_from_ = labs::allocate_pinned(ctx.device, ideal_bytes_);
+    probe_host_to_ = labs::allocate_pinned(ctx.device, ideal_bytes_);
+    std::memset(probe_host_from_->data(), 0x5a, ideal_bytes_);
+    probe_to_device_ = ctx.device.allocate(ideal_bytes_);
+    probe_from_device_ = ctx.device.allocate(ideal_bytes_);
+    probe_from_device_->fill(0xa5);
+    copies_ = labs::make_host_device_copies(ctx.device, probe_host_from_->data(), *probe_to_device_,
+                                            *probe_from_device_, probe_host_to_->data(), ideal_bytes_);
+    // The threshold's calibration, "library" in the report: both copies at once, the least time in
+    // which n floats can go in and n come back however the work is cut into chunks.
+    cal.probes["library"] =
+        Probe{[] {}, [this] { copies_->run(labs::Transfer::both_ways); }, static_cast<double>(ideal_bytes_)};
+  }
+
+  void measure_calibration(const RunContext& ctx, const Case&, Calibration& cal) override {
+    auto gbps = [&](labs::Transfer t) {
+      const double ms = median_launch_ms(ctx, [&] { copies_->run(t); });
+      return static_cast<double>(ideal_bytes_) / (ms * 1e-3) / 1e9;
+    };
+    const double to_device = gbps(labs::Transfer::to_device), to_host = gbps(labs::Transfer::to_host);
+    cal.rates["library"] = gbps(labs::Transfer::both_ways);
+    cal.library = fmt::format(
+        "ideal (pinned copies both ways at once; alone: host to device {:.1f} GB/s, device to host {:.1f} GB/s)",
+        to_device, to_host);
+  }
+
+  CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
+    const std::shared_ptr<const CaseData> data = data_for(ctx, task, c);
+    const std::vector<float>& input = data->input;
+    const int n = static_cast<int>(input.size());
+    const std::size_t bytes = input.size() * sizeof(float);
+    // The serial task gets pageable memory (malloc's, what most programs have); the others page-
+    // locked memory, allocated here once per case as a real program would (pinning costs time).
+    const bool pinned = task.name != "serial";
+    Rng patch_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "patches " + task.name, c.name));
+    const bool patched = input.size() >= kPatchedFrom;
+    std::vector<Set> sets(input_sets(c));
+    auto hold = [&](Set& set, int content) {  // the set's input gets new patches, its launch an operation
+      for (const auto& [index, word] : set.in_patches)
+        set.in->upload_range(&input[index], index * sizeof word, sizeof word);
+      set.content = content;
+      set.in_patches.clear();
+      set.out_patches.clear();
+      while (patched && set.in_patches.size() < kPatches) {
+        const auto at = static_cast<std::size_t>(rng_index(patch_rng, input.size()));
+        if (std::any_of(set.in_patches.begin(), set.in_patches.end(), [at](const auto& p) { return p.first == at; }))
+          continue;
+        const float x = draw_input(patch_rng);
+        const Operation op = data->operations[content];
+        const float y = reference::scale_shift(x, op.a, op.b);
+        set.in_patches.emplace_back(at, std::bit_cast<std::uint32_t>(x));
+        set.out_patches.emplace_back(at, std::bit_cast<std::uint32_t>(y));
+        set.in->upload_range(&x, at * sizeof x, sizeof x);
+      }
+    };
+    for (int i = 0; i < static_cast<int>(sets.size()); ++i) {
+      Set& set = sets[i];
+      set.in = std::make_unique<HostBuffer>(ctx.device, bytes, pinned);
+      set.out = std::make_unique<HostBuffer>(ctx.device, bytes, pinned);
+      set.d_in = ctx.device.allocate_guarded(bytes);
+      set.d_out = ctx.device.allocate_guarded(bytes);
+      set.in->upload(input.data(), bytes);
+      hold(set, i);
+    }
+    const auto launch = labs::bind_stream(ctx.device, task.function);
+
+    Launchable l;
+    l.sets = static_cast<int>(sets.size());
+    l.load = [&](int i, int content) { hold(sets[i], content); };
+    l.prepare = [&](int i) {  // every output poisoned, and d_in too: the launch must copy the input there
+      sets[i].out->fill(kPoisonByte);
+      sets[i].d_in->fill(kPoisonByte);
+      sets[i].d_out->fill(kPoisonByte);
+    };
+    l.launch = [&](int i) {
+      Set& set = sets[i];
+      const Operation op = data->operations[set.content];
+      launch(set.in->floats(), set.out->floats(), *set.d_in, *set.d_out, n, op.a, op.b);
+      set.returned_early = poison_at_return(set.out->floats(), input.size());
+    };
+    l.check = [&](int i) { return check_set(sets[i], *data); };
+    l.watched = [&](int i) {
+      Set& set = sets[i];
+      return std::vector<Watched>{{set.in.get(), "in", sizeof(float), input.data(), {}, &set.in_patches},
+                                  {set.out.get(), "out", sizeof(float)},
+                                  {set.d_in.get(), "d_in", sizeof(float)},
+                                  {set.d_out.get(), "d_out", sizeof(float)}};
+    };
+    l.exact_outputs = [&](int i) {
+      Set& set = sets[i];
+      const float* expected = data->expected[set.content].data();
+      return std::vector<ExactOutput>{{set.out.get(), expected, {}, &set.out_patches},
+                                      {set.d_out.get(), expected, {}, &set.out_patches},
+                                      {set.d_in.get(), input.data(), {}, &set.in_patches}};
+    };
+    l.work = static_cast<double>(bytes);               // n floats in and n out, at once at best
+    l.least_bytes = 2.0 * static_cast<double>(bytes);  // on the device: d_in read and d_out written once
+    return execute(ctx, c, l);
+  }
+
+ private:
+  static std::int64_t rng_index(Rng& rng, std::size_t n) { return rng.integer(0, static_cast<std::int64_t>(n) - 1); }
+
+  // The host result first, then the device buffers the contract asks to hold the input and result.
+  static Comparison check_set(Set& set, const CaseData& data) {
+    const float* expected = data.expected[set.content].data();
+    Comparison cmp = compare_floats(*set.out, expected, set.out_patches);
+    if (!cmp.ok()) {
+      cmp.note = "in out, the host memory your function returns the result in";
+      return cmp;
+    }
+    if (set.returned_early) {  // right after the grader's synchronisation, not when the function returned
+      cmp.wrong = 1;
+      cmp.note =
+          "out was not written yet when your function returned (it still held the poison); it is right only "
+          "after the grader waited for the device: wait for your copies before returning (cudaStreamSynchronize, "
+          "clFinish)";
+      return cmp;
+    }
+    cmp = compare_floats(*set.d_out, expected, set.out_patches);
+    if (!cmp.ok()) {
+      cmp.note =
+          "out is right, but d_out does not hold the result: compute it on the device, in d_out, and copy it back "
+          "from there";
+      return cmp;
+    }
+    cmp = compare_floats(*set.d_in, data.input.data(), set.in_patches);
+    if (!cmp.ok()) cmp.note = "out is right, but d_in does not hold the input: copy in to d_in and compute from there";
+    return cmp;
+  }
+
+  // The timing case's data is drawn once per run, not per task; every other case's is the task's own.
+  std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c) {
+    return timing_data_.get(c, [&] {
+      Rng rng = ctx.inputs_rng(task, c);
+      auto made = std::make_shared<CaseData>();
+      made->input.resize(static_cast<std::size_t>(case_int(c, "n")));
+      draw_each(rng, std::span(made->input), draw_input);
+      for (int k = 0; k < input_sets(c); ++k) {
+        const Operation op = draw_operation(rng);
+        made->operations.push_back(op);
+        made->expected.emplace_back(made->input.size());
+        reference::scale_shift(made->input, op.a, op.b, made->expected.back());
+      }
+      return made;
+    });
+  }
+
+  TimingCaseData<CaseData> timing_data_;
+  std::size_t ideal_bytes_ = 0;
+  std::unique_ptr<labs::PinnedMemory> probe_host_from_, probe_host_to_;
+  std::unique_ptr<Buffer> probe_to_device_, probe_from_device_;
+  std::unique_ptr<labs::HostDeviceCopies> copies_;
+};
+
+}  // namespace
+
+std::unique_ptr<LabDriver> make_lab_driver() { return std::make_unique<StreamsDriver>(); }
+
+}  // namespace gpulab
