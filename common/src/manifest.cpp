@@ -410,7 +410,9 @@ class Reader {
     m.warmup = static_cast<int>(optional<std::int64_t>(root, "warmup", 3, "a count of launches"));
     m.repeats = static_cast<int>(optional<std::int64_t>(root, "repeats", 15, "a count of launches"));
     m.sanitize_max_size = optional<std::int64_t>(root, "sanitize_max_size", 0, "a case size (the product of its dims)");
+    m.memory_gib = optional<double>(root, "memory_gib", 0.0, "a number of GiB");
     if (m.timeout_s <= 0) fail(root.get("timeout_s"), "'timeout_s' must be positive");
+    if (m.memory_gib < 0) fail(root.get("memory_gib"), "'memory_gib' must be 0 (the batch's limit) or positive");
     if (m.sanitize_max_size < 0)
       fail(root.get("sanitize_max_size"), "'sanitize_max_size' must be 0 (no limit) or positive");
     if (m.warmup < 1 || m.repeats < 10)

@@ -261,6 +261,8 @@ RunRequest skeleton_request(Batch& b, const Manifest& m, const BuildResult& buil
   if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
   req.work_dir = dir / fmt::format("run-{}", gpu_slot);
   req.limits = b.run_limits;
+  req.limits.memory_bytes =
+      std::max(req.limits.memory_bytes, static_cast<std::uint64_t>(m.memory_gib * double(1ull << 30)));
   req.sandbox.env = sandbox_for(b, dir, Slot{gpu_slot, std::nullopt}).env;
   return req;
 }

@@ -132,6 +132,10 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   req.work_dir = place.scratch / "run" / m.id;  // pictures are not kept: no --pictures
   req.hidden_cases = true;
   req.limits = b.run_limits;
+  // A lab that needs more host memory than the batch's limit (its manifest says so) gets it: a
+  // correct submission is never killed for the memory the lab itself hands it.
+  req.limits.memory_bytes =
+      std::max(req.limits.memory_bytes, static_cast<std::uint64_t>(m.memory_gib * double(1ull << 30)));
   req.sandbox = place.sandbox;
   req.sandbox.visible = {job.student_dir, job.build_dir};
   job.supervise = [&](const RunRequest& built) {

@@ -73,6 +73,7 @@ TEST_CASE("a valid manifest is read with its files, tasks, thresholds and cases"
   CHECK(m.id == "07-example");
   CHECK(m.name == "example");
   CHECK(m.timeout_s == 12);
+  CHECK(m.memory_gib == 0);  // the batch's limit
   CHECK(m.warmup == 3);
   CHECK(m.repeats == 20);
   CHECK(m.files.at("opencl") == std::vector<std::string>{"example.cl", "example_opencl.cpp"});
@@ -124,6 +125,11 @@ TEST_CASE("manifest mistakes that would make grading meaningless are rejected") 
         std::string::npos);
   CHECK(error_of(std::string(text).replace(text.find("repeats = 20"), 12, "repeats = 3")).find("at least 10") !=
         std::string::npos);
+  CHECK(error_of(std::string(text).replace(text.find("repeats = 20"), 12, "repeats = 20\nmemory_gib = -2"))
+            .find("'memory_gib' must be 0") != std::string::npos);
+  CHECK(load_manifest(
+            write_manifest(std::string(text).replace(text.find("repeats = 20"), 12, "repeats = 20\nmemory_gib = 20")))
+            .memory_gib == 20);
   CHECK(error_of(std::string(text).replace(text.find("devices = [\"gpu\"]"), 17, "devices = [\"tpu\"]"))
             .find("\"gpu\" or \"cpu\"") != std::string::npos);
   const std::string two_timing = text + "\n[[cases]]\nname = \"big2\"\nrows = 1\ncols = 1\ntiming = true\n";

@@ -88,6 +88,9 @@ struct Manifest {
   std::vector<std::string> allow;
   std::vector<std::string> forbidden_headers;
   double timeout_s = 60;  // seconds without progress before a run is declared hung
+  // GiB of host memory the reference solution's run needs (the streams lab pins gigabytes): a batch
+  // gives this lab's runs at least that much, whatever its --memory; 0: the batch's limit.
+  double memory_gib = 0;
   int warmup = 3;
   int repeats = 15;
   // The largest case the sanitizer gate runs (its size: case_size); 0: every correctness case.
