@@ -20,12 +20,14 @@ namespace {
 // What a student's float kernel computes, with the mistakes and the freedoms the tests need:
 // `dropped` leaves out the term of that body in every sum, `ulps` moves every reciprocal square
 // root that many ulps up (a fast rsqrt's error, all in one direction: the worst case for a sum);
-// `only`, when not empty, lists the bodies computed (the others are left 0).
+// `only`, when not empty, lists the bodies computed (the others are left 0); `bits`, when not 0,
+// rounds every reciprocal square root to that many significant bits (a cheap approximation).
 struct FloatKernel {
   float softening2 = 0.01f;
   long dropped = -1;
   int ulps = 0;
   std::vector<std::size_t> only = {};
+  int bits = 0;
 
   std::vector<float> run(const std::vector<float>& b) const {
     const std::size_t n = b.size() / 4;
@@ -38,6 +40,11 @@ struct FloatKernel {
         const float d[3] = {b[4 * j] - b[4 * i], b[4 * j + 1] - b[4 * i + 1], b[4 * j + 2] - b[4 * i + 2]};
         float inv = 1.0f / std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + softening2);
         for (int u = 0; u < ulps; ++u) inv = std::nextafter(inv, 2 * inv);
+        if (bits > 0) {
+          int exponent = 0;
+          const float mantissa = std::frexp(inv, &exponent);
+          inv = std::ldexp(std::nearbyint(std::ldexp(mantissa, bits)), exponent - bits);
+        }
         const float s = b[4 * j + 3] * inv * inv * inv;
         for (int c = 0; c < 3; ++c) a[c] += d[c] * s;
       }
@@ -124,6 +131,18 @@ TEST_CASE("leaving one body's term out of every sum fails the check in almost ev
   }
 }
 
+TEST_CASE("a reciprocal square root of 11 significant bits fails the check, from few bodies to many") {
+  for (const char* distribution : {"cube", "plummer"})
+    for (std::size_t n : {3, 100, 2000}) {
+      CAPTURE(distribution);
+      CAPTURE(n);
+      const auto b = bodies(distribution, n);
+      FloatKernel coarse;
+      coarse.bits = 11;
+      CHECK_FALSE(reference::nbody_check(b, 0.01f, coarse.run(b), every_body(n)).ok());
+    }
+}
+
 TEST_CASE("a wrong softening fails the check: doubled, or epsilon given where epsilon squared belongs") {
   for (const char* distribution : {"cube", "plummer"}) {
     CAPTURE(distribution);
@@ -182,7 +201,7 @@ TEST_CASE("a sample holds distinct bodies in increasing order, the same for the 
   CHECK(reference::nbody_sample(few, 50, 1024) == every_body(50));
 }
 
-TEST_CASE("nbody inputs: masses in [0.5, 1), a cube of side 2, a Plummer sphere with half its bodies near the centre") {
+TEST_CASE("nbody inputs: masses from 0.5 to below 1, a cube of side 2, a Plummer sphere with half its bodies near the centre") {
   const std::size_t n = 20000;
   const auto cube = bodies("cube", n), plummer = bodies("plummer", n);
   std::size_t inner = 0;
