@@ -10,11 +10,11 @@
 namespace gpulab {
 namespace {
 
-// Cases of up to this many bodies are checked in full, every body against the reference (2^24
-// interactions in double: a few hundredths of a second on 2 cores). Larger ones: every word of the
-// output, and the bodies of a sample drawn after the launch, kFirstSample after a case's first
-// launch and kQuickSample after every warm-up and timed launch (at 2^18 bodies, 64 bodies are
-// 1.7e7 interactions: a few milliseconds on the 16 cores of an H100 host).
+// The first launch of a case of up to kCheckAllUpTo bodies is checked in full, every body against
+// the reference (2^24 interactions in double: a few hundredths of a second on 2 cores); of a larger
+// case, at kFirstSample bodies. Every warm-up and timed launch is checked at kQuickSample bodies (at
+// 2^18 bodies, 1.7e7 interactions: a few milliseconds on the 16 cores of an H100 host). Samples are
+// drawn after the launch; every word of the output is checked for being written and finite.
 constexpr std::size_t kCheckAllUpTo = 4096, kFirstSample = 1024, kQuickSample = 64;
 
 // Timed launches see the bodies with every word XORed with a mask of mantissa bits, new before
@@ -57,8 +57,8 @@ class NbodyDriver final : public LabDriver {
     calibration_accel_ = ctx.device.allocate(p.bytes());
     calibration_bodies_->upload(data->bodies.data(), p.bytes());
     naive_ = labs::harness_naive_nbody(ctx.device);
-    cal.probes["naive"] = Probe{[] {}, [this, p] { naive_(*calibration_bodies_, *calibration_accel_, p.n, p.softening2); },
-                                p.flops()};
+    cal.probes["naive"] =
+        Probe{[] {}, [this, p] { naive_(*calibration_bodies_, *calibration_accel_, p.n, p.softening2); }, p.flops()};
   }
 
   void measure_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {

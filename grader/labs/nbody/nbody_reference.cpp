@@ -140,14 +140,14 @@ Comparison nbody_check(std::span<const float> bodies, float softening2, std::spa
     }
     next_sampled += sampled;
   }
-  c.note = sample.size() == n
-               ? fmt::format("every body's acceleration was compared with the double-precision sum over all {} bodies",
-                             n)
-               : fmt::format(
-                     "every word was checked to be written and finite (w = 0), and the accelerations of {} bodies "
-                     "chosen at random after the launch against the double-precision sum over all {} bodies "
-                     "(a kernel that skips or approximates some bodies fails with overwhelming probability)",
-                     sample.size(), n);
+  c.note =
+      sample.size() == n
+          ? fmt::format("every body's acceleration was compared with the double-precision sum over all {} bodies", n)
+          : fmt::format(
+                "every word was checked to be written and finite (w = 0), and the accelerations of {} bodies "
+                "chosen at random after the launch against the double-precision sum over all {} bodies "
+                "(a kernel that skips or approximates some bodies fails with overwhelming probability)",
+                sample.size(), n);
   return detail::finish(std::move(c), wrong);
 }
 

@@ -101,7 +101,8 @@ TEST_CASE("the CPU float versions pass the check on cube and Plummer bodies, wit
     }
 }
 
-TEST_CASE("a reciprocal square root 4 ulps off in every term, all in one direction, still passes, even for few bodies") {
+TEST_CASE(
+    "a reciprocal square root 4 ulps off in every term, all in one direction, still passes, even for few bodies") {
   // Few bodies: the sum's own rounding allows little, so the terms' allowance (kTermError) decides.
   for (const char* distribution : {"cube", "plummer"})
     for (std::size_t n : {2, 3, 5, 500}) {
@@ -125,7 +126,8 @@ TEST_CASE("leaving one body's term out of every sum fails the check in almost ev
     CAPTURE(distribution);
     const std::size_t n = 1000;
     const auto b = bodies(distribution, n);
-    const auto cmp = reference::nbody_check(b, 0.01f, FloatKernel{0.01f, static_cast<long>(n - 1)}.run(b), every_body(n));
+    const auto cmp =
+        reference::nbody_check(b, 0.01f, FloatKernel{0.01f, static_cast<long>(n - 1)}.run(b), every_body(n));
     CHECK_FALSE(cmp.ok());
     CHECK(cmp.wrong_rows.size() >= n * 95 / 100);
   }
@@ -201,7 +203,9 @@ TEST_CASE("a sample holds distinct bodies in increasing order, the same for the 
   CHECK(reference::nbody_sample(few, 50, 1024) == every_body(50));
 }
 
-TEST_CASE("nbody inputs: masses from 0.5 to below 1, a cube of side 2, a Plummer sphere with half its bodies near the centre") {
+TEST_CASE(
+    "nbody inputs: masses from 0.5 to below 1, a cube of side 2, a Plummer sphere with half its bodies near the "
+    "centre") {
   const std::size_t n = 20000;
   const auto cube = bodies("cube", n), plummer = bodies("plummer", n);
   std::size_t inner = 0;
