@@ -9,14 +9,16 @@
 using namespace gpulab::testing;
 
 namespace {
-const char* kNaiveLaunch = R"(void nbody_naive(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int n, float softening2) {
+const char* kNaiveLaunch =
+    R"(void nbody_naive(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int n, float softening2) {
   constexpr size_t local = 256;
   launch(lab, "nbody_naive_kernel", bodies, accel, n, softening2, local, round_up(n, local));
 })";
 
 // The naive task, computing each body count once and replaying that result for every later launch
 // of the same count, from a device buffer of its own (nothing goes through the host).
-const char* kReplay = R"(void nbody_naive(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int n, float softening2) {
+const char* kReplay =
+    R"(void nbody_naive(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int n, float softening2) {
   static std::map<int, cl_mem> kept;  // planted: the first result of each n, replayed
   const size_t bytes = static_cast<size_t>(n) * 4 * sizeof(float);
   if (const auto it = kept.find(n); it != kept.end()) {
