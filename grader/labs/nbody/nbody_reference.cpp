@@ -1,0 +1,195 @@
+#include "nbody_reference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+#include "gpulab/parallel.hpp"
+
+namespace gpulab::reference {
+
+namespace {
+
+std::size_t bodies_in(std::span<const float> words) {
+  if (words.size() % kBodyFloats != 0)
+    throw std::invalid_argument("nbody: a body array holds 4 floats per body (x, y, z, mass)");
+  return words.size() / kBodyFloats;
+}
+
+// One word of the output as the report shows it when no reference value is known for it.
+Mismatch unchecked_word(std::size_t index, float got) {
+  const bool w = index % kBodyFloats == 3;
+  return {index, w ? "0 (w is always 0)" : "a finite value", show_value(got), {}};
+}
+
+bool poison(float v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits == 0xFFFFFFFFu;
+}
+
+// The float acceleration of body i over bodies [0, n), summed in order j = 0, 1, ...: the course's
+// loop, shared by the one-core and all-core CPU versions.
+void accelerate(std::span<const float> b, std::span<float> accel, std::size_t i, float softening2) {
+  const std::size_t n = b.size() / kBodyFloats;
+  const float xi = b[4 * i], yi = b[4 * i + 1], zi = b[4 * i + 2];
+  float ax = 0, ay = 0, az = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    const float dx = b[4 * j] - xi, dy = b[4 * j + 1] - yi, dz = b[4 * j + 2] - zi;
+    const float dist2 = dx * dx + dy * dy + dz * dz + softening2;
+    const float inv_dist = 1.0f / std::sqrt(dist2);
+    const float s = b[4 * j + 3] * inv_dist * inv_dist * inv_dist;
+    ax += dx * s;
+    ay += dy * s;
+    az += dz * s;
+  }
+  accel[4 * i] = ax;
+  accel[4 * i + 1] = ay;
+  accel[4 * i + 2] = az;
+  accel[4 * i + 3] = 0;
+}
+
+// A point of a Plummer sphere of scale radius `a`, cut off at `cutoff`: the radius from the inverse
+// of the cumulative mass M(r) = r^3 / (r^2 + a^2)^(3/2), the direction uniform on the sphere.
+void plummer_point(Rng& rng, float a, float cutoff, float* xyz) {
+  double r = 0;
+  do {
+    const double mass_fraction = std::max(1e-7, static_cast<double>(rng.uniform(0.0f, 1.0f)));
+    r = a / std::sqrt(std::pow(mass_fraction, -2.0 / 3.0) - 1.0);
+  } while (!(r <= cutoff));
+  const double z = rng.uniform(-1.0f, 1.0f), phi = rng.uniform(0.0f, 2.0f * std::numbers::pi_v<float>);
+  const double ring = std::sqrt(std::max(0.0, 1.0 - z * z));
+  xyz[0] = static_cast<float>(r * ring * std::cos(phi));
+  xyz[1] = static_cast<float>(r * ring * std::sin(phi));
+  xyz[2] = static_cast<float>(r * z);
+}
+
+}  // namespace
+
+double nbody_error_factor(std::size_t n) {
+  const double u = std::ldexp(1.0, -24), nd = static_cast<double>(n);
+  const double worst_case = nd * u < 1 ? nd * u / (1 - nd * u) : INFINITY;
+  const double lambda = 10;  // fails a correct component with probability below 2 n exp(-50)
+  const double probabilistic = std::expm1(lambda * std::sqrt(nd) * u + nd * u * u / (1 - u));
+  return kTermError * u + std::min(worst_case, probabilistic);
+}
+
+BodyExpected nbody_expected(std::span<const float> bodies, std::size_t body, float softening2) {
+  const std::size_t n = bodies_in(bodies);
+  const double xi = bodies[4 * body], yi = bodies[4 * body + 1], zi = bodies[4 * body + 2], eps2 = softening2;
+  double sum[3] = {0, 0, 0}, magnitude[3] = {0, 0, 0};
+  for (std::size_t j = 0; j < n; ++j) {
+    const double d[3] = {bodies[4 * j] - xi, bodies[4 * j + 1] - yi, bodies[4 * j + 2] - zi};
+    const double dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
+    const double s = bodies[4 * j + 3] / (dist2 * std::sqrt(dist2));
+    for (int c = 0; c < 3; ++c) {
+      sum[c] += d[c] * s;
+      magnitude[c] += std::fabs(d[c] * s);
+    }
+  }
+  const double factor = nbody_error_factor(n);
+  BodyExpected out{};
+  for (int c = 0; c < 3; ++c) {
+    out.accel[c] = sum[c];
+    out.bound[c] = factor * magnitude[c] + static_cast<double>(n) * FLT_MIN;
+  }
+  return out;
+}
+
+Comparison nbody_check(std::span<const float> bodies, float softening2, std::span<const float> accel,
+                       std::span<const std::size_t> sample) {
+  const std::size_t n = bodies_in(bodies);
+  if (accel.size() != bodies.size()) throw std::invalid_argument("nbody_check: accel must hold 4 floats per body");
+  std::vector<BodyExpected> expected(sample.size());
+  parallel_for(sample.size(), [&](std::size_t s) { expected[s] = nbody_expected(bodies, sample[s], softening2); });
+
+  constexpr std::size_t kListed = 8;
+  Comparison c;
+  c.total = accel.size();
+  c.rows = n;
+  c.cols = kBodyFloats;
+  std::vector<std::size_t> wrong;
+  auto wrong_word = [&](std::size_t index, Mismatch mismatch) {
+    wrong.push_back(index);
+    if (poison(accel[index])) ++c.untouched;
+    if (c.first.size() < kListed) c.first.push_back(std::move(mismatch));
+  };
+  std::size_t next_sampled = 0;  // sample is in increasing order
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool sampled = next_sampled < sample.size() && sample[next_sampled] == i;
+    for (std::size_t k = 0; k < kBodyFloats; ++k) {
+      const std::size_t index = i * kBodyFloats + k;
+      const float got = accel[index];
+      if (k == 3) {
+        if (got != 0.0f || poison(got)) wrong_word(index, unchecked_word(index, got));
+      } else if (sampled) {
+        const BodyExpected& e = expected[next_sampled];
+        const double error = std::fabs(static_cast<double>(got) - e.accel[k]);
+        if (!(error <= e.bound[k]))  // NaN is never within
+          wrong_word(index, {index, fmt::format("{:.9g}", e.accel[k]), show_value(got),
+                             fmt::format("±{:.3g}, off by {:.3g}", e.bound[k], error)});
+      } else if (!std::isfinite(got)) {
+        wrong_word(index, unchecked_word(index, got));
+      }
+    }
+    next_sampled += sampled;
+  }
+  c.note =
+      sample.size() == n
+          ? fmt::format("every body's acceleration was compared with the double-precision sum over all {} bodies", n)
+          : fmt::format(
+                "every word was checked to be written and finite (w = 0), and the accelerations of {} bodies "
+                "chosen at random after the launch against the double-precision sum over all {} bodies "
+                "(a kernel that skips or approximates some bodies fails with overwhelming probability)",
+                sample.size(), n);
+  return detail::finish(std::move(c), wrong);
+}
+
+std::vector<std::size_t> nbody_sample(Rng& rng, std::size_t n, std::size_t count) {
+  std::vector<std::size_t> chosen;
+  if (n <= count) {
+    chosen.resize(n);
+    for (std::size_t i = 0; i < n; ++i) chosen[i] = i;
+    return chosen;
+  }
+  while (chosen.size() < count) {
+    const auto body = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n) - 1));
+    if (std::find(chosen.begin(), chosen.end(), body) == chosen.end()) chosen.push_back(body);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+std::vector<float> nbody_inputs(Rng& rng, std::size_t n, std::string_view distribution) {
+  std::vector<float> bodies(n * kBodyFloats);
+  if (distribution == "cube") {
+    draw_each(rng, std::span(bodies), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
+  } else if (distribution == "plummer") {
+    for (std::size_t i = 0; i < n; ++i) plummer_point(rng, 0.1f, 2.0f, &bodies[i * kBodyFloats]);
+  } else {
+    throw std::invalid_argument("unknown nbody distribution '" + std::string(distribution) +
+                                "': use \"cube\" or \"plummer\" in the case");
+  }
+  for (std::size_t i = 0; i < n; ++i) bodies[i * kBodyFloats + 3] = rng.uniform(0.5f, 1.0f);
+  return bodies;
+}
+
+void nbody_one_core(std::span<const float> bodies, std::span<float> accel, float softening2) {
+  const std::size_t n = bodies_in(bodies);
+  for (std::size_t i = 0; i < n; ++i) accelerate(bodies, accel, i, softening2);
+}
+
+void nbody_all_cores(std::span<const float> bodies, std::span<float> accel, float softening2) {
+  const std::size_t n = bodies_in(bodies);
+  parallel_ranges(n, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) accelerate(bodies, accel, i, softening2);
+  });
+}
+
+}  // namespace gpulab::reference
