@@ -48,8 +48,12 @@ void check_weaker_call_fails_threshold(const std::string& backend, const LabTest
   const std::string weaker = plant_weaker_call(tree, lab, w, backend);
   const auto run = run_check(tree.root(), gpu_args(backend) + " --lab " + lab.name() + " --task " + w.task);
   INFO(run.output);
-  CHECK(run.status(lab.name(), w.task) == "too_slow");
   const auto& t = run.task(lab.name(), w.task);
+  if (!t.contains("threshold")) {  // a bound for some backends only (nbody's tiled: CUDA)
+    MESSAGE(backend << ": " << lab.name() << "/" << w.task << " has no bound here; the weaker kernel is not timed");
+    return;
+  }
+  CHECK(run.status(lab.name(), w.task) == "too_slow");
   const double ratio = t.at("ratio"), bound = t.at("threshold");
   MESSAGE(backend << ": " << weaker << " submitted as " << w.task << " reaches " << ratio << " (" << t.at("metric")
                   << "); the bound is " << bound);
