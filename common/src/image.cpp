@@ -4,6 +4,7 @@
 #include <png.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -83,6 +84,18 @@ void write_png(const std::filesystem::path& path, const Image& image) {
   }
   png_write_end(png, nullptr);
   if (std::fflush(file.get()) != 0) throw std::runtime_error(fmt::format("cannot write {}", name));
+}
+
+std::string picture_file_stem(const std::string& case_name) {
+  std::string s;
+  for (char ch : case_name) {
+    if (std::isalnum(static_cast<unsigned char>(ch)))
+      s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s;
 }
 
 Image difference_image(const Image& a, const Image& b, int gain) {

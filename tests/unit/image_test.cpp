@@ -33,3 +33,9 @@ TEST_CASE("a PNG written by the harness reads back pixel for pixel, and a broken
   CHECK_THROWS_WITH(read_png(dir / "missing.png"), doctest::Contains("missing.png"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a case's name becomes a picture file stem of lower-case letters, digits and single dashes") {
+  CHECK(gpulab::picture_file_stem("Lena 512x512, noisy") == "lena-512x512-noisy");
+  CHECK(gpulab::picture_file_stem("spiral 4096x4096 (timing)!") == "spiral-4096x4096-timing");
+  CHECK(gpulab::picture_file_stem("--") == "");
+}

@@ -37,6 +37,10 @@ void write_png(const std::filesystem::path& path, const Image& image);
 // black; where only alpha differs the pixel is magenta. Opaque.
 Image difference_image(const Image& a, const Image& b, int gain = 16);
 
+// A case's name as the stem of its pictures' file names: lower-case letters and digits, runs of
+// anything else as one '-' ("Lena 512x512, noisy" -> "lena-512x512-noisy").
+std::string picture_file_stem(const std::string& case_name);
+
 // "(r, g, b, a)", for mismatch reports.
 std::string show_value(const Rgba& p);
 

@@ -99,22 +99,10 @@ Image transformed(Image image, const WordTransform& t) {
   return image;
 }
 
-std::string file_name(const std::string& case_name) {
-  std::string s;
-  for (char ch : case_name) {
-    if (std::isalnum(static_cast<unsigned char>(ch)))
-      s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    else if (!s.empty() && s.back() != '-')
-      s += '-';
-  }
-  while (!s.empty() && s.back() == '-') s.pop_back();
-  return s;
-}
-
 // The pictures of a case: input, the student's output, the reference, and where they differ.
 std::vector<std::string> write_pictures(const fs::path& folder, const std::string& case_name, const Image& input,
                                         const Image& got, const Image& expected) {
-  const std::string stem = file_name(case_name);
+  const std::string stem = picture_file_stem(case_name);
   const Image difference = got.pixels != expected.pixels ? difference_image(got, expected) : Image{};
   std::vector<std::pair<std::string, const Image*>> pictures{
       {"input", &input}, {"yours", &got}, {"reference", &expected}};

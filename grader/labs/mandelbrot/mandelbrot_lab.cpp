@@ -168,22 +168,10 @@ Image coloured(const std::vector<std::uint32_t>& counts, int width, int height, 
   return image;
 }
 
-std::string file_name(const std::string& case_name) {
-  std::string s;
-  for (char ch : case_name) {
-    if (std::isalnum(static_cast<unsigned char>(ch)))
-      s += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    else if (!s.empty() && s.back() != '-')
-      s += '-';
-  }
-  while (!s.empty() && s.back() == '-') s.pop_back();
-  return s;
-}
-
 // The pictures of a case: the student's counts, the reference's, and where they differ.
 std::vector<std::string> write_pictures(const fs::path& folder, const std::string& case_name, const Image& got,
                                         const Image& expected) {
-  const std::string stem = file_name(case_name);
+  const std::string stem = picture_file_stem(case_name);
   std::vector<std::pair<std::string, Image>> pictures{{"yours", got}, {"reference", expected}};
   if (got.pixels != expected.pixels) pictures.emplace_back("difference", difference_image(got, expected));
   fs::create_directories(folder);
