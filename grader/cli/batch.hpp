@@ -78,6 +78,9 @@ class GraderFailure : public std::runtime_error {
 std::string selection_key(const Batch& b);
 // A job's sandbox: the batch's isolation, `box` writable, the job's user and GPU, PoCL's share of cores.
 SandboxSpec sandbox_for(const Batch& b, const std::filesystem::path& box, const Slot& slot);
+// The limits of a run of lab `m`: the batch's, with at least the host memory the lab's manifest says
+// its runs need (memory_gib), so a correct submission is never killed for memory the lab hands it.
+Limits run_limits_for(const Batch& b, const Manifest& m);
 // The points a submission can reach without bonus tasks, over the labs this batch grades.
 double max_score_of(const Batch& b);
 // The batch's presentation options for each student's outputs.

@@ -1,12 +1,16 @@
 #include "files.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -82,6 +86,13 @@ CommandOutput run_command(const std::string& command) {
   while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) c.output.append(buffer.data(), n);
   c.status = ::pclose(pipe);
   return c;
+}
+
+FileLock::FileLock(const std::filesystem::path& file, Kind kind, bool wait)
+    : file_(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  if (!file_.valid())
+    throw std::runtime_error(fmt::format("cannot open the lock {}: {}", file.string(), std::strerror(errno)));
+  held_ = ::flock(file_.get(), (kind == Kind::shared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB)) == 0;
 }
 
 std::string host_name() {

@@ -37,6 +37,20 @@ class FileDescriptor {
   int fd_ = -1;
 };
 
+// An flock on `file` (created when missing), held until its owner goes, however the process ends.
+// A shared lock admits other shared holders; with `wait`, it waits for the holders to go, without it
+// it is not held when another holds it. Throws, naming the file, when the file cannot be opened.
+class FileLock {
+ public:
+  enum class Kind { exclusive, shared };
+  FileLock(const std::filesystem::path& file, Kind kind, bool wait);
+  bool held() const { return held_; }
+
+ private:
+  FileDescriptor file_;
+  bool held_ = false;
+};
+
 // A new folder of its own under the system's temporary folder ("<prefix>-XXXXXX"), removed with
 // everything in it when its owner goes. Throws when it cannot be created.
 class ScratchFolder {

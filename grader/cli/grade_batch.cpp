@@ -1,8 +1,6 @@
 // The batch: its devices, limits and sandbox, its calibrations, the jobs that grade the students, and
 // the batch's own files (grades.csv, batch.json).
-#include <fcntl.h>
 #include <sched.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,6 +83,12 @@ SandboxSpec sandbox_for(const Batch& b, const fs::path& box, const Slot& slot) {
   return spec;
 }
 
+Limits run_limits_for(const Batch& b, const Manifest& m) {
+  Limits limits = b.run_limits;
+  limits.memory_bytes = std::max(limits.memory_bytes, static_cast<std::uint64_t>(m.memory_gib * double(1ull << 30)));
+  return limits;
+}
+
 double max_score_of(const Batch& b) {
   double max_score = 0;
   for (const auto& m : b.labs)
@@ -126,26 +130,20 @@ std::string grader_version(const Toolchain& tc, const std::vector<Manifest>& lab
 
 namespace {
 
-// Holds OUT/.lock for the batch: two batches writing one OUT would overwrite each other. The tasks
-// of a Slurm submission share it (each student is claimed on its own, grade_student.cpp); a batch on
-// one machine holds it alone.
-class BatchLock {
- public:
-  BatchLock(const fs::path& out, bool shared)
-      : file_(::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (!file_.valid() || ::flock(file_.get(), (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0)
-      throw std::runtime_error(
-          shared ? fmt::format("a gpulab grade without --slurm is writing {}: wait for it, or give the Slurm "
-                               "submission another OUT",
-                               out.string())
-                 : fmt::format("another gpulab grade (or a Slurm submission's job) is writing {}: wait for it "
-                               "(gpulab grade --slurm --status shows a submission's jobs), or choose another OUT",
-                               out.string()));
-  }
-
- private:
-  FileDescriptor file_;
-};
+// OUT/.lock, held for the batch: two batches writing one OUT would overwrite each other. The tasks of
+// a Slurm submission share it (each student is claimed on its own, grade_student.cpp); a batch on one
+// machine holds it alone.
+FileLock batch_lock(const fs::path& out, bool shared) {
+  FileLock lock(out / ".lock", shared ? FileLock::Kind::shared : FileLock::Kind::exclusive, false);
+  if (lock.held()) return lock;
+  throw std::runtime_error(
+      shared ? fmt::format("a gpulab grade without --slurm is writing {}: wait for it, or give the Slurm "
+                           "submission another OUT",
+                           out.string())
+             : fmt::format("another gpulab grade (or a Slurm submission's job) is writing {}: wait for it "
+                           "(gpulab grade --slurm --status shows a submission's jobs), or choose another OUT",
+                           out.string()));
+}
 
 std::vector<StudentJob> list_submissions(const fs::path& dir) {
   std::vector<StudentJob> jobs;
@@ -260,9 +258,7 @@ RunRequest skeleton_request(Batch& b, const Manifest& m, const BuildResult& buil
   req.seed = b.o.seed ? *b.o.seed : fresh_seed();
   if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
   req.work_dir = dir / fmt::format("run-{}", gpu_slot);
-  req.limits = b.run_limits;
-  req.limits.memory_bytes =
-      std::max(req.limits.memory_bytes, static_cast<std::uint64_t>(m.memory_gib * double(1ull << 30)));
+  req.limits = run_limits_for(b, m);
   req.sandbox.env = sandbox_for(b, dir, Slot{gpu_slot, std::nullopt}).env;
   return req;
 }
@@ -579,7 +575,7 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   b.out = fs::absolute(o.out).lexically_normal();
   b.submissions = fs::absolute(o.submissions).lexically_normal();
   fs::create_directories(b.out / "students");
-  BatchLock lock(b.out, o.chunk || !o.finish.empty());
+  const FileLock lock = batch_lock(b.out, o.chunk || !o.finish.empty());
   b.version = grader_version(tc, labs, backend);
   require_gradescope_visibility(o.hidden_visibility);
   if (!o.deadlines.empty()) b.deadlines = read_deadlines(o.deadlines);

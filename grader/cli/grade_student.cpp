@@ -1,12 +1,8 @@
 // One student of a batch, in phases: open the submission and hash what it grades, skip it when an
 // earlier run graded the same, build and run each lab, write the student's files.
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 
-#include <cerrno>
 #include <csignal>
-#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -131,11 +127,7 @@ LabRun grade_lab(Batch& b, const Manifest& m, const LabFiles& files, const LabPl
   if (b.o.idle_timeout_s > 0) req.timeout_s = b.o.idle_timeout_s;
   req.work_dir = place.scratch / "run" / m.id;  // pictures are not kept: no --pictures
   req.hidden_cases = true;
-  req.limits = b.run_limits;
-  // A lab that needs more host memory than the batch's limit (its manifest says so) gets it: a
-  // correct submission is never killed for the memory the lab itself hands it.
-  req.limits.memory_bytes =
-      std::max(req.limits.memory_bytes, static_cast<std::uint64_t>(m.memory_gib * double(1ull << 30)));
+  req.limits = run_limits_for(b, m);
   req.sandbox = place.sandbox;
   req.sandbox.visible = {job.student_dir, job.build_dir};
   job.supervise = [&](const RunRequest& built) {
@@ -318,23 +310,6 @@ void grade_labs(Batch& b, const Slot& slot, const fs::path& scratch, const std::
   b.budgets.push_back(phases);
 }
 
-// One student is graded by one process at a time, across the tasks of Slurm submissions (a task of a
-// resubmission may start while an earlier one still runs): a second grader waits on OUT/.claims/<name>,
-// then finds the student graded and skips them. Released when its holder ends, however it ends.
-class StudentClaim {
- public:
-  StudentClaim(const fs::path& out, const std::string& name) {
-    fs::create_directories(out / ".claims");
-    file_.reset(::open((out / ".claims" / (name + ".lock")).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-    if (!file_.valid() || ::flock(file_.get(), LOCK_EX) != 0)
-      throw std::runtime_error(
-          fmt::format("cannot claim {} in {}/.claims: {}", name, out.string(), std::strerror(errno)));
-  }
-
- private:
-  FileDescriptor file_;
-};
-
 // The record last: a student counts as graded only once every file of theirs is complete.
 void write_student_files(const StudentRecord& record, const fs::path& dir, const GradescopeOptions& options) {
   const auto dump = [](const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; };
@@ -345,7 +320,12 @@ void write_student_files(const StudentRecord& record, const fs::path& dir, const
 }  // namespace
 
 Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
-  const StudentClaim claim(b.out, job.name);
+  // One student is graded by one process at a time, across the tasks of Slurm submissions (a task of
+  // a resubmission may start while an earlier one still runs): a second grader waits on its claim,
+  // then finds the student graded and skips them. Released when its holder ends, however it ends.
+  fs::create_directories(b.out / ".claims");
+  const FileLock claim(b.out / ".claims" / (job.name + ".lock"), FileLock::Kind::exclusive, true);
+  if (!claim.held()) throw std::runtime_error(fmt::format("cannot claim {} in {}/.claims", job.name, b.out.string()));
   const auto started = std::chrono::steady_clock::now();
   const fs::path student_out = b.out / "students" / job.name;
   const fs::path scratch = b.scratch / job.name;
