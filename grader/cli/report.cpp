@@ -243,7 +243,7 @@ std::string render_report(const RunSummary& run, bool color) {
           "information\n",
           fmt::join(tasks, ", "));
     if (!lab.pictures_dir.empty())
-      out += fmt::format("  pictures (input, yours, reference, and the difference where they differ): {}/\n",
+      out += fmt::format("  pictures (yours, the reference, the difference where they differ, the input where there is one): {}/\n",
                          lab.pictures_dir);
     if (!lab.output.empty()) {
       bool failed = false;
