@@ -54,7 +54,8 @@ void histogram_fast_kernel(__global const uchar* restrict bytes, __global uint* 
   const int lid = get_local_id(0);
   for (int i = lid; i < BINS * WARP; i += THREADS) lane_bins[i] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);  // every counter zeroed before anyone counts into it
-  __local uint* mine = lane_bins + lid % WARP;  // this lane's bin b: mine[b * WARP]
+  // This lane's copy: its bin b is mine[b * WARP].
+  __local uint* mine = lane_bins + lid % WARP;
   const int stride = get_global_size(0), first = get_global_id(0);
   const int vectors = n / VECTOR_BYTES;
   __global const uint4* as_vectors = (__global const uint4*)bytes;

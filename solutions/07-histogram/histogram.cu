@@ -84,7 +84,8 @@ __global__ void histogram_fast_kernel(const unsigned char* __restrict__ bytes, u
   __shared__ unsigned lane_bins[kBins][kWarpSize];
   for (int i = threadIdx.x; i < kBins * kWarpSize; i += blockDim.x) lane_bins[i / kWarpSize][i % kWarpSize] = 0;
   __syncthreads();  // every counter zeroed before anyone counts into it
-  unsigned* mine = &lane_bins[0][threadIdx.x % kWarpSize];  // this lane's bin b: mine[b * kWarpSize]
+  // This lane's copy: its bin b is mine[b * kWarpSize].
+  unsigned* mine = &lane_bins[0][threadIdx.x % kWarpSize];
   const int stride = gridDim.x * blockDim.x, first = blockIdx.x * blockDim.x + threadIdx.x;
   const int vectors = n / kVectorBytes;  // the harness's buffers start 256-byte aligned
   const uint4* as_vectors = reinterpret_cast<const uint4*>(bytes);
