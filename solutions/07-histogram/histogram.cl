@@ -12,18 +12,17 @@ __kernel void histogram_global_kernel(__global const uchar* bytes, __global uint
 // --8<-- [end:global]
 
 // --8<-- [start:shared]
-#define VECTOR_BYTES 16 /* one uint4 load */
+#define WORD_BYTES 4 /* one 32-bit load: four bytes */
 
-// Counts the 16 bytes of one uint4 into bins[byte * stride] (stride 1: one set of bins). The bytes
-// come out of the four 32-bit words by shifts, in registers: one 16-byte load instead of 16.
-void count_vector(__local uint* bins, int stride, uint4 vector) {
-  const uint words[4] = {vector.x, vector.y, vector.z, vector.w};
-  for (int w = 0; w < 4; ++w)
-    for (int k = 0; k < 4; ++k) atomic_inc(&bins[((words[w] >> (8 * k)) & 0xFF) * stride]);
+// Counts the 4 bytes of one 32-bit word into bins[byte * stride] (stride 1: one set of bins). The
+// bytes come out of the word by shifts, in registers: one load instead of four.
+void count_word(__local uint* bins, int stride, uint word) {
+  for (int k = 0; k < 4; ++k) atomic_inc(&bins[((word >> (8 * k)) & 0xFF) * stride]);
 }
 
-// Privatisation: a work-group counts its share of the bytes (16 bytes per load) into its own bins
-// in local memory, then adds each of its bins to the global one: 256 global atomics per work-group.
+// Privatisation: a work-group counts its share of the bytes (a word of 4 bytes per load) into its
+// own bins in local memory, then adds each of its bins to the global one: 256 global atomics per
+// work-group instead of one per byte.
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))
 void histogram_shared_kernel(__global const uchar* restrict bytes, __global uint* bins, int n) {
   __local uint group_bins[BINS];
@@ -31,10 +30,10 @@ void histogram_shared_kernel(__global const uchar* restrict bytes, __global uint
   group_bins[lid] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);  // every bin zeroed before anyone counts into it
   const int stride = get_global_size(0), first = get_global_id(0);
-  const int vectors = n / VECTOR_BYTES;  // the input buffer is aligned to far more than 16 bytes
-  __global const uint4* as_vectors = (__global const uint4*)bytes;
-  for (int v = first; v < vectors; v += stride) count_vector(group_bins, 1, as_vectors[v]);
-  for (int i = vectors * VECTOR_BYTES + first; i < n; i += stride) atomic_inc(&group_bins[bytes[i]]);
+  const int words = n / WORD_BYTES;  // the input buffer is aligned to far more than 4 bytes
+  __global const uint* as_words = (__global const uint*)bytes;
+  for (int w = first; w < words; w += stride) count_word(group_bins, 1, as_words[w]);
+  for (int i = words * WORD_BYTES + first; i < n; i += stride) atomic_inc(&group_bins[bytes[i]]);
   barrier(CLK_LOCAL_MEM_FENCE);  // every byte of the group counted before the bins are read
   const uint count = group_bins[lid];
   if (count > 0) atomic_add(&bins[lid], count);
@@ -43,6 +42,15 @@ void histogram_shared_kernel(__global const uchar* restrict bytes, __global uint
 
 // --8<-- [start:fast]
 #define WARP 32 /* the copies of the bins: one per bank of local memory, one per lane of a warp */
+#define VECTOR_BYTES 16 /* one uint4 load */
+
+// Counts the 16 bytes of one uint4: four words, one 16-byte load instead of four 4-byte ones.
+void count_vector(__local uint* bins, int stride, uint4 vector) {
+  count_word(bins, stride, vector.x);
+  count_word(bins, stride, vector.y);
+  count_word(bins, stride, vector.z);
+  count_word(bins, stride, vector.w);
+}
 
 // Per-lane bins: 32 copies of the 256 counters, bin b of lane l at lane_bins[b * WARP + l]
 // (32 KiB). Local memory is 32 banks of 4-byte words, word w in bank w % 32, so all of lane l's

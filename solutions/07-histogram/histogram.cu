@@ -23,8 +23,8 @@ void histogram_global(const unsigned char* bytes, unsigned* bins, int n) {
 // --8<-- [end:global]
 
 // --8<-- [start:shared]
-constexpr int kThreads = kBins;   // one thread per bin: each zeroes and merges its own
-constexpr int kVectorBytes = 16;  // one uint4 load
+constexpr int kThreads = kBins;  // one thread per bin: each zeroes and merges its own
+constexpr int kWordBytes = 4;    // one 32-bit load: four bytes
 
 // As many blocks of `threads` as the GPU runs at once (the runtime's occupancy for `kernel`, on
 // every SM) and no more than the bytes need: each block merges its bins into the global ones only
@@ -38,26 +38,26 @@ int resident_blocks(const void* kernel, int threads, int wanted) {
   return std::max(1, std::min(wanted, sms * std::max(1, per_sm)));
 }
 
-// Counts the 16 bytes of one uint4 into bins[byte * stride] (stride 1: one set of bins). The bytes
-// come out of the four 32-bit words by shifts, in registers: one 16-byte load instead of 16.
-__device__ void count_vector(unsigned* bins, int stride, uint4 vector) {
-  const unsigned words[4] = {vector.x, vector.y, vector.z, vector.w};
-  for (int w = 0; w < 4; ++w)
-    for (int k = 0; k < 4; ++k) atomicAdd(&bins[((words[w] >> (8 * k)) & 0xFF) * stride], 1u);
+// Counts the 4 bytes of one 32-bit word into bins[byte * stride] (stride 1: one set of bins). The
+// bytes come out of the word by shifts, in registers: one load instead of four.
+__device__ void count_word(unsigned* bins, int stride, unsigned word) {
+  for (int k = 0; k < 4; ++k) atomicAdd(&bins[((word >> (8 * k)) & 0xFF) * stride], 1u);
 }
 
-// Privatisation: a block counts its share of the bytes (grid-stride, 16 bytes per load) into its
-// own bins in shared memory, where atomics are fast and only the block's threads compete, then
-// adds each of its bins to the global one: 256 global atomics per block instead of one per byte.
+// Privatisation: a block counts its share of the bytes (grid-stride, a word of 4 bytes per load)
+// into its own bins in shared memory, where atomics are fast and only the block's threads compete,
+// then adds each of its bins to the global one: 256 global atomics per block instead of one per
+// byte. Byte loads would cost a load instruction per atomic; words keep the memory busy with a
+// quarter of them (on the H100: 23% of the copy bandwidth with bytes, 60% with words).
 __global__ void histogram_shared_kernel(const unsigned char* __restrict__ bytes, unsigned* bins, int n) {
   __shared__ unsigned block_bins[kBins];
   block_bins[threadIdx.x] = 0;
   __syncthreads();  // every bin zeroed before anyone counts into it
   const int stride = gridDim.x * blockDim.x, first = blockIdx.x * blockDim.x + threadIdx.x;
-  const int vectors = n / kVectorBytes;  // the harness's buffers start 256-byte aligned
-  const uint4* as_vectors = reinterpret_cast<const uint4*>(bytes);
-  for (int v = first; v < vectors; v += stride) count_vector(block_bins, 1, as_vectors[v]);
-  for (int i = vectors * kVectorBytes + first; i < n; i += stride) atomicAdd(&block_bins[bytes[i]], 1u);
+  const int words = n / kWordBytes;  // the harness's buffers start 256-byte aligned
+  const unsigned* as_words = reinterpret_cast<const unsigned*>(bytes);
+  for (int w = first; w < words; w += stride) count_word(block_bins, 1, as_words[w]);
+  for (int i = words * kWordBytes + first; i < n; i += stride) atomicAdd(&block_bins[bytes[i]], 1u);
   __syncthreads();  // every byte of the block counted before the bins are read
   const unsigned count = block_bins[threadIdx.x];
   if (count > 0) atomicAdd(&bins[threadIdx.x], count);
@@ -65,7 +65,7 @@ __global__ void histogram_shared_kernel(const unsigned char* __restrict__ bytes,
 
 void histogram_shared(const unsigned char* bytes, unsigned* bins, int n) {
   gpulab::check(cudaMemset(bins, 0, kBins * sizeof(unsigned)), "zeroing the bins");
-  const int wanted = gpulab::blocks_for(gpulab::blocks_for(n, kVectorBytes), kThreads);
+  const int wanted = gpulab::blocks_for(gpulab::blocks_for(n, kWordBytes), kThreads);
   const int blocks = resident_blocks(reinterpret_cast<const void*>(histogram_shared_kernel), kThreads, wanted);
   histogram_shared_kernel<<<blocks, kThreads>>>(bytes, bins, n);
   gpulab::check(cudaGetLastError(), "launching histogram_shared_kernel");
@@ -74,6 +74,15 @@ void histogram_shared(const unsigned char* bytes, unsigned* bins, int n) {
 
 // --8<-- [start:fast]
 constexpr int kWarpSize = 32;
+constexpr int kVectorBytes = 16;  // one uint4 load
+
+// Counts the 16 bytes of one uint4: four words, one 16-byte load instead of four 4-byte ones.
+__device__ void count_vector(unsigned* bins, int stride, uint4 vector) {
+  count_word(bins, stride, vector.x);
+  count_word(bins, stride, vector.y);
+  count_word(bins, stride, vector.z);
+  count_word(bins, stride, vector.w);
+}
 
 // Per-lane bins: 32 copies of the 256 counters, bin b of lane l at lane_bins[b][l] (32 KiB).
 // Shared memory is 32 banks of 4-byte words, word w in bank w % 32, so all of lane l's counters lie
