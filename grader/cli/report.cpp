@@ -243,8 +243,9 @@ std::string render_report(const RunSummary& run, bool color) {
           "information\n",
           fmt::join(tasks, ", "));
     if (!lab.pictures_dir.empty())
-      out += fmt::format("  pictures (yours, the reference, the difference where they differ, the input where there is one): {}/\n",
-                         lab.pictures_dir);
+      out += fmt::format(
+          "  pictures (yours, the reference, the difference where they differ, the input where there is one): {}/\n",
+          lab.pictures_dir);
     if (!lab.output.empty()) {
       bool failed = false;
       for (const auto& t : lab.tasks) failed |= t.status != Status::passed;
