@@ -256,7 +256,8 @@ void median3_lanes(const uint v[M3_ROWS + 2][M3_PIXELS + 2], uint median[M3_ROWS
   for (int pair = 1; pair < M3_ROWS + 1; pair += 2) {  // rows pair, pair + 1: windows of output rows pair - 1, pair
     uint low[M3_PIXELS + 2], high[M3_PIXELS + 2];
 #pragma unroll
-    for (int c = 0; c < M3_PIXELS + 2; ++c) low[c] = lo(v[pair][c], v[pair + 1][c]), high[c] = hi(v[pair][c], v[pair + 1][c]);
+    for (int c = 0; c < M3_PIXELS + 2; ++c)
+      low[c] = lo(v[pair][c], v[pair + 1][c]), high[c] = hi(v[pair][c], v[pair + 1][c]);
 #pragma unroll
     for (int y = pair - 1; y <= pair; ++y) {
       const int third = y == pair - 1 ? pair - 1 : pair + 2;  // the window's row outside the pair
@@ -370,7 +371,8 @@ void median5_kernel(__global const uint* in, __global uint* out, int width, int 
   median5_lanes(odd, odd_median);
 #pragma unroll
   for (int y = 0; y < 2; ++y) {
-    const uint result[2] = {join_lanes(even_median[y][0], odd_median[y][0]), join_lanes(even_median[y][1], odd_median[y][1])};
+    const uint result[2] = {join_lanes(even_median[y][0], odd_median[y][0]),
+                            join_lanes(even_median[y][1], odd_median[y][1])};
     if (y0 + y < height) store_run(out + (size_t)(y0 + y) * width, x0, width, result, M5_PIXELS);
   }
 }

@@ -352,7 +352,8 @@ __device__ void median3_lanes(const unsigned (&v)[ROWS + 2][P + 2], unsigned (&m
   for (int pair = 1; pair < ROWS + 1; pair += 2) {  // rows pair, pair + 1: windows of output rows pair - 1, pair
     unsigned low[P + 2], high[P + 2];
 #pragma unroll
-    for (int c = 0; c < P + 2; ++c) low[c] = lo(v[pair][c], v[pair + 1][c]), high[c] = hi(v[pair][c], v[pair + 1][c]);
+    for (int c = 0; c < P + 2; ++c)
+      low[c] = lo(v[pair][c], v[pair + 1][c]), high[c] = hi(v[pair][c], v[pair + 1][c]);
 #pragma unroll
     for (int y = pair - 1; y <= pair; ++y) {
       const int third = y == pair - 1 ? pair - 1 : pair + 2;  // the window's row outside the pair
@@ -475,7 +476,8 @@ __global__ void __launch_bounds__(128) median5_kernel(const uchar4* __restrict__
   }
 #pragma unroll
   for (int y = 0; y < 2; ++y)
-    if (y0 + y < height) store_run<P>(reinterpret_cast<unsigned*>(out) + static_cast<size_t>(y0 + y) * width, x0, width, result[y]);
+    if (y0 + y < height)
+      store_run<P>(reinterpret_cast<unsigned*>(out) + static_cast<size_t>(y0 + y) * width, x0, width, result[y]);
 }
 // --8<-- [end:median]
 

@@ -38,7 +38,8 @@ void launch_median(const gpulab::OpenCLLab& lab, const char* name, cl_mem in, cl
                    int pixels, int rows) {
   cl_kernel kernel = lab.kernel(name);
   gpulab::set_args(kernel, in, out, width, height);
-  const size_t cover[2] = {static_cast<size_t>((width + pixels - 1) / pixels), static_cast<size_t>((height + rows - 1) / rows)},
+  const size_t cover[2] = {static_cast<size_t>((width + pixels - 1) / pixels),
+                           static_cast<size_t>((height + rows - 1) / rows)},
                local[2] = {32, 4};
   launch_2d(lab, name, kernel, cover, local);
 }
