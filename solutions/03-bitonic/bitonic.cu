@@ -67,15 +67,13 @@ __device__ void chunk_step(unsigned* chunk, int k, int j) {
   }
 }
 
-template <typename Chunk>
-__device__ void load_chunk(Chunk chunk, const unsigned* keys, int n) {
+__device__ void load_chunk(unsigned* chunk, const unsigned* keys, int n) {
   const int base = blockIdx.x * kChunk;
   for (int e = threadIdx.x; e < kChunk; e += blockDim.x) chunk[e] = base + e < n ? keys[base + e] : UINT_MAX;
   __syncthreads();
 }
 
-template <typename Chunk>
-__device__ void store_chunk(Chunk chunk, unsigned* keys, int n) {
+__device__ void store_chunk(const unsigned* chunk, unsigned* keys, int n) {
   __syncthreads();
   const int base = blockIdx.x * kChunk;
   for (int e = threadIdx.x; e < kChunk; e += blockDim.x)
@@ -106,18 +104,15 @@ __global__ void bitonic_chunk_merge_kernel(unsigned* keys, int n, int k) {
 }
 
 // The far steps of each stage run as global launches by `far_steps(k, j_first)`, which returns
-// how many steps it did; the near steps run in shared memory, by `merge`.
-using SortKernel = void (*)(unsigned*, int, int);
-using MergeKernel = void (*)(unsigned*, int, int);
+// how many steps it did; the near steps run in shared memory.
 template <typename FarSteps>
-void sort_by_chunks(unsigned* keys, int n, FarSteps far_steps, SortKernel sort = bitonic_chunk_sort_kernel,
-                    MergeKernel merge = bitonic_chunk_merge_kernel, int threads = kChunkThreads) {
+void sort_by_chunks(unsigned* keys, int n, FarSteps far_steps) {
   const int padded = padded_length(n), chunks = gpulab::blocks_for(n, kChunk);
-  sort<<<chunks, threads>>>(keys, n, padded);
+  bitonic_chunk_sort_kernel<<<chunks, kChunkThreads>>>(keys, n, padded);
   gpulab::check(cudaGetLastError(), "launching the chunk sort");
   for (int k = 2 * kChunk; k <= padded; k <<= 1) {
     for (int j = k / 2; j >= kChunk;) j >>= far_steps(k, j);
-    merge<<<chunks, threads>>>(keys, n, k);
+    bitonic_chunk_merge_kernel<<<chunks, kChunkThreads>>>(keys, n, k);
     gpulab::check(cudaGetLastError(), "launching the chunk merge");
   }
 }
