@@ -110,31 +110,13 @@ void order(uint* low, uint* high) {
   *high = max(a, *high);
 }
 
-// `steps` (at most 5) steps on the 32 keys of a group; step q works on slot bit 4 - q. After a
-// mirror step, the upper half of the slots holds mirrored indices: there the smaller key goes to
-// the higher slot. `mirror` is a constant at both call sites, so each gets its own plain code.
-void group_exchanges(uint* key, int steps, bool mirror) {
-#pragma unroll
-  for (int q = 0; q < ITEM_BITS; ++q) {
-    if (q >= steps) break;
-    const int bit = ITEM_BITS - 1 - q;
-#pragma unroll
-    for (int c = 0; c < ITEMS; ++c) {
-      if (c >> bit & 1) continue;
-      const int d = c | 1 << bit;
-      if (mirror && q > 0 && c >= ITEMS / 2) {
-        order(&key[d], &key[c]);
-      } else {
-        order(&key[c], &key[d]);
-      }
-    }
-  }
-}
-
-// The steps (k, 2^top), (k, 2^(top-1)), ... (`steps` of them) on the 32 keys of group `group`: the
-// keys whose indices differ only in bits top-4 .. top. The group is closed under every step's
-// partner mask: one load and one store of each key for up to five steps. Slot c holds index
-// first | c << low, or after a mirror step (the first of a stage) for c >= 16 its mirror.
+// The steps (k, 2^top), (k, 2^(top-1)), ... (`steps` of them, at most 5) on the 32 keys of group
+// `group`: the keys whose indices differ only in bits top-4 .. top. The group is closed under every
+// step's partner mask: one load and one store of each key for up to five steps. Slot c holds
+// index first | c << low; step q works on slot bit 4 - q. After a mirror step (the first of a
+// stage) the upper half of the slots holds its indices mirrored, i ^ (k - 1), and there the
+// smaller key goes to the higher slot. The mirror case has its own copy of the loops, so neither
+// copy tests it per exchange (and the keys stay in this function's registers).
 void group_steps(__global uint* keys, uint n, __local uint* chunk, bool from_global, bool to_global, uint group,
                  uint k, int top, int steps) {
   const int low = top - (ITEM_BITS - 1);
@@ -146,9 +128,26 @@ void group_steps(__global uint* keys, uint n, __local uint* chunk, bool from_glo
   for (int c = 0; c < ITEMS; ++c)
     key[c] = load_key(keys, n, chunk, from_global, (first | c << low) ^ (c >= ITEMS / 2 ? mirrored : 0));
   if (mirror) {
-    group_exchanges(key, steps, true);
+#pragma unroll
+    for (int q = 0; q < ITEM_BITS; ++q)
+#pragma unroll
+      for (int c = 0; c < ITEMS; ++c) {
+        const int d = c | 1 << (ITEM_BITS - 1 - q);
+        if (q >= steps || d == c) continue;
+        if (q > 0 && c >= ITEMS / 2) {
+          order(&key[d], &key[c]);
+        } else {
+          order(&key[c], &key[d]);
+        }
+      }
   } else {
-    group_exchanges(key, steps, false);
+#pragma unroll
+    for (int q = 0; q < ITEM_BITS; ++q)
+#pragma unroll
+      for (int c = 0; c < ITEMS; ++c) {
+        const int d = c | 1 << (ITEM_BITS - 1 - q);
+        if (q < steps && d != c) order(&key[c], &key[d]);
+      }
   }
   // The same indices as the loads (first has zeros in bits low .. top), written as a sum: the
   // compiler then recomputes them instead of holding 32 more registers across the exchanges.
@@ -164,25 +163,38 @@ __kernel void bitonic_far_kernel(__global uint* keys, int n, int k, int top, int
 
 // The 32 consecutive keys t * 32 .. t * 32 + 31 of work-item t. Steps j <= 16 stay inside such a
 // run: the last five steps of every stage, and the whole stages 2 .. 32, need no local memory.
-// sort: stages 2 .. 32; otherwise the steps 16 .. 1 of a larger stage (never a mirror step).
-void run_steps(__local uint* chunk, bool sort) {
+// Stages 2 .. 32 on the run (the first thing the chunk sort does):
+void sort_run(__local uint* chunk) {
   const uint first = get_local_id(0) * ITEMS;
   uint key[ITEMS];
 #pragma unroll
   for (int c = 0; c < ITEMS; ++c) key[c] = chunk[swizzled(first + c)];
 #pragma unroll
-  for (int k = sort ? 2 : ITEMS; k <= ITEMS; k <<= 1) {
-    if (sort) {
+  for (int k = 2; k <= ITEMS; k <<= 1) {
 #pragma unroll
-      for (int c = 0; c < ITEMS; ++c)
-        if (!(c & k / 2)) order(&key[c], &key[c ^ (k - 1)]);  // the mirror step
-    }
+    for (int c = 0; c < ITEMS; ++c)
+      if (!(c & k / 2)) order(&key[c], &key[c ^ (k - 1)]);  // the mirror step
 #pragma unroll
-    for (int j = sort ? k / 4 : k / 2; j > 0; j >>= 1)
+    for (int j = k / 4; j > 0; j >>= 1)
 #pragma unroll
       for (int c = 0; c < ITEMS; ++c)
         if (!(c & j)) order(&key[c], &key[c | j]);
   }
+#pragma unroll
+  for (int c = 0; c < ITEMS; ++c) chunk[swizzled(first + c)] = key[c];
+}
+
+// The last five steps j = 16 .. 1 of a stage k > 32 on the run (never a mirror step).
+void merge_run(__local uint* chunk) {
+  const uint first = get_local_id(0) * ITEMS;
+  uint key[ITEMS];
+#pragma unroll
+  for (int c = 0; c < ITEMS; ++c) key[c] = chunk[swizzled(first + c)];
+#pragma unroll
+  for (int j = ITEMS / 2; j > 0; j >>= 1)
+#pragma unroll
+    for (int c = 0; c < ITEMS; ++c)
+      if (!(c & j)) order(&key[c], &key[c | j]);
 #pragma unroll
   for (int c = 0; c < ITEMS; ++c) chunk[swizzled(first + c)] = key[c];
 }
@@ -205,11 +217,11 @@ void bitonic_chunk_sort_registers_kernel(__global uint* keys, int n) {
   for (uint e = get_local_id(0); e < FAST_CHUNK; e += FAST_THREADS)  // coalesced
     chunk[swizzled(e)] = base + e < (uint)n ? keys[base + e] : UINT_MAX;
   barrier(CLK_LOCAL_MEM_FENCE);
-  run_steps(chunk, true);
+  sort_run(chunk);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint k = 2 * ITEMS; k <= FAST_CHUNK; k <<= 1) {
     chunk_group_steps(chunk, k, 30 - clz(k));
-    run_steps(chunk, false);
+    merge_run(chunk);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   for (uint e = get_local_id(0); e < FAST_CHUNK; e += FAST_THREADS)
@@ -226,7 +238,7 @@ void bitonic_chunk_merge_registers_kernel(__global uint* keys, int n, int k) {
   group_steps(keys + base, n - base, chunk, true, false, get_local_id(0), k, FAST_CHUNK_BITS - 1, ITEM_BITS);
   barrier(CLK_LOCAL_MEM_FENCE);
   chunk_group_steps(chunk, k, FAST_CHUNK_BITS - 1 - ITEM_BITS);
-  run_steps(chunk, false);
+  merge_run(chunk);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint e = get_local_id(0); e < FAST_CHUNK; e += FAST_THREADS)
     if (base + e < (uint)n) keys[base + e] = chunk[swizzled(e)];
