@@ -210,12 +210,17 @@ __global__ void scan_lookback_kernel(const unsigned* in, unsigned* out, unsigned
   store_words(out, first, n, (tile + 1) * kTile <= n, words, tile_prefix + before);
 }
 
+// The scratch comes filled with garbage: the ticket and the tile states start at 0 every launch.
+__global__ void clear_kernel(unsigned* words, int count) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) words[i] = 0;
+}
+
 void scan_fast(const unsigned* in, unsigned* out, unsigned* scratch, int n) {
   const int tiles = blocks_for(n, kTile);
-  // The scratch comes filled with garbage: clear the ticket and the states (128 KiB for 2^26 words).
-  if (tiles > 1)
-    check(cudaMemsetAsync(scratch, 0, (2 + 2 * static_cast<size_t>(tiles)) * sizeof(unsigned)),
-          "clearing the tile states");
+  if (tiles > 1) {  // 2 + 2 * tiles words: 128 KiB for 2^26 words
+    clear_kernel<<<blocks_for(2 + 2 * tiles, kTileThreads), kTileThreads>>>(scratch, 2 + 2 * tiles);
+    check(cudaGetLastError(), "launching clear_kernel");
+  }
   scan_lookback_kernel<<<tiles, kTileThreads>>>(in, out, scratch, n);
   check(cudaGetLastError(), "launching scan_lookback_kernel");
 }
