@@ -8,7 +8,8 @@ using gpulab::set_args;
 namespace {
 
 constexpr int kBlock = 1024;                                  // BLOCK in scan.cl
-constexpr int kTileThreads = 256, kTile = kTileThreads * 16;  // TILE_THREADS and TILE in scan.cl
+constexpr int kTileThreads = 256, kTile = kTileThreads * 4;  // TILE_THREADS and TILE in scan.cl
+constexpr int kFastTile = 4 * kTile;                         // FAST_TILE in scan.cl
 
 // Words of a buffer from `at` on: what a pointer is in CUDA, since a cl_mem has no arithmetic.
 struct Words {
@@ -56,7 +57,7 @@ void scan_any_n(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, cl_mem scra
 
 // --8<-- [start:fast]
 void scan_fast(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, cl_mem scratch, int n) {
-  const int tiles = static_cast<int>(round_up(n, kTile) / kTile);
+  const int tiles = static_cast<int>(round_up(n, kFastTile) / kFastTile);
   if (tiles > 1) {  // the scratch comes filled with garbage: clear the ticket and the tile states
     const cl_uint zero = 0;
     check(clEnqueueFillBuffer(lab.queue(), scratch, &zero, sizeof zero, 0, (2 + 2 * size_t(tiles)) * sizeof zero, 0,
