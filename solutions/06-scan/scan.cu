@@ -57,8 +57,8 @@ constexpr int aligned_words(int n) { return (n + 3) / 4 * 4; }
 // multiple of 4, so the address is 16-byte aligned); the last, partial vector word by word.
 __device__ uint4 load_vector(const unsigned* in, int first, int n) {
   if (first + 4 <= n) return *reinterpret_cast<const uint4*>(in + first);
-  return make_uint4(first < n ? in[first] : 0u, first + 1 < n ? in[first + 1] : 0u,
-                    first + 2 < n ? in[first + 2] : 0u, 0u);
+  return make_uint4(first < n ? in[first] : 0u, first + 1 < n ? in[first + 1] : 0u, first + 2 < n ? in[first + 2] : 0u,
+                    0u);
 }
 
 // Stores the words of v that lie inside n.

@@ -7,7 +7,7 @@ using gpulab::set_args;
 
 namespace {
 
-constexpr int kBlock = 1024;                                  // BLOCK in scan.cl
+constexpr int kBlock = 1024;                                 // BLOCK in scan.cl
 constexpr int kTileThreads = 256, kTile = kTileThreads * 4;  // TILE_THREADS and TILE in scan.cl
 constexpr int kFastTile = 4 * kTile;                         // FAST_TILE in scan.cl
 
