@@ -31,5 +31,5 @@ __kernel __attribute__((reqd_work_group_size(BLOCK, 1, 1)))
 void add_block_offsets_kernel(__global uint* out, int out_at, __global const uint* scanned_block_sums,
                               int sums_at, int n) {}
 
-// Bonus (fast): scan_lookback_kernel, a single pass with decoupled look-back over tiles of 4 rows x 256
+// Bonus (fast): scan_lookback_kernel, a single pass with decoupled look-back over tiles of 8 rows x 256
 // uint4 (work-item t holds the uint4 at t of each row), a window of 32 states in local memory. See the README.

@@ -47,10 +47,10 @@ void scan_any_n(const unsigned* in, unsigned* out, unsigned* scratch, int n) {
 
 void scan_fast(const unsigned* in, unsigned* out, unsigned* scratch, int n) {
   // TODO (bonus, fewer bytes): any-n writes `out` twice and reads it once more: 16 bytes a word.
-  // A single pass with decoupled look-back moves 8: one kernel, tiles of 4 rows x 256 uint4 (thread
+  // A single pass with decoupled look-back moves 8: one kernel, tiles of 8 rows x 256 uint4 (thread
   // t holds the uint4 at t of each row: coalesced), a ticket from scratch[0] for the tile index, the
   // tile's total published as a 64-bit state (flag | sum) from scratch + 2, then a look-back over
   // 32 predecessors at a time (warp 0, __ballot_sync) until an inclusive prefix; clear the states
   // with a small kernel first (the scratch comes with garbage). See the README.
-  GPULAB_NOT_IMPLEMENTED("scan_fast: reduce, then scan (bonus)");
+  GPULAB_NOT_IMPLEMENTED("scan_fast: a single pass with decoupled look-back (bonus)");
 }

@@ -117,21 +117,24 @@ __kernel __attribute__((reqd_work_group_size(TILE_THREADS, 1, 1))) void add_tile
 // publishes its total as soon as it knows it, then adds up its predecessors' published states from
 // the nearest backwards until one carries an inclusive prefix (the sum of everything before it).
 //
-// A tile is 4 rows of any-n's tiles (4096 words): work-item t holds the uint4 at t of every row, so
-// all loads and stores stay coalesced, and 16 words a work-item are in flight at once. The
-// work-group scans the 4 rows together (a uint4 of row totals a work-item: one Hillis-Steele pass of
-// 8 barriers), and every row adds the totals of the rows above it.
-#define ROWS 4
+// A tile is 8 rows of any-n's tiles (8192 words): work-item t holds the uint4 at t of every row, so
+// all loads and stores stay coalesced, and 32 words a work-item are in flight at once (a benchmark
+// of variants on the H100 measured 8 rows faster than 4 or 6: more words in flight per work-group,
+// and half the tiles to look back over). The work-group scans the 8 rows together (a uint8 of row
+// totals a work-item: one Hillis-Steele pass of 8 steps), and every row adds the totals of the
+// rows above it.
+#define ROWS 8
 #define FAST_TILE (ROWS * TILE)
 
-// tile_exclusive_scan of the 4 rows at once: component r is row r's scan and total.
-uint4 rows_exclusive_scan(uint4 value, uint4* total, __local uint4* sums) {
+// tile_exclusive_scan of the 8 rows at once: component r is row r's scan and total. `sums` holds
+// 2 * TILE_THREADS uint8 (16 KiB of local memory).
+uint8 rows_exclusive_scan(uint8 value, uint8* total, __local uint8* sums) {
   const int t = get_local_id(0);
   int from = 0;
   sums[t] = value;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int offset = 1; offset < TILE_THREADS; offset <<= 1) {
-    uint4 v = sums[from * TILE_THREADS + t];
+    uint8 v = sums[from * TILE_THREADS + t];
     if (t >= offset) v += sums[from * TILE_THREADS + t - offset];
     sums[(1 - from) * TILE_THREADS + t] = v;
     from = 1 - from;
@@ -184,7 +187,7 @@ __kernel __attribute__((reqd_work_group_size(TILE_THREADS, 1, 1))) void scan_loo
                                                                                              __global uint* out,
                                                                                              __global uint* scratch,
                                                                                              int n) {
-  __local uint4 sums[2 * TILE_THREADS];
+  __local uint8 sums[2 * TILE_THREADS];
   __local ulong window[32];
   __local int ticket;
   __global volatile ulong* states = (__global volatile ulong*)(scratch + 2);
@@ -192,22 +195,34 @@ __kernel __attribute__((reqd_work_group_size(TILE_THREADS, 1, 1))) void scan_loo
   if (get_local_id(0) == 0) ticket = alone ? 0 : (int)atomic_inc(scratch);
   barrier(CLK_LOCAL_MEM_FENCE);
   const int tile = ticket;
-  // All 4 loads first: they are in flight together, before anything waits.
+  // All 8 loads first: they are in flight together, before anything waits.
   const int first = tile * FAST_TILE + get_local_id(0) * 4;
-  uint4 rows[ROWS], totals;
-  for (int r = 0; r < ROWS; ++r) rows[r] = scan_vector(load_vector(in, first + r * TILE, n));
-  const uint4 before = rows_exclusive_scan((uint4)(rows[0].w, rows[1].w, rows[2].w, rows[3].w), &totals, sums);
-  const uint total = totals.x + totals.y + totals.z + totals.w;
+  uint4 rows[ROWS];
+  uint before[ROWS], totals[ROWS];  // the work-items before this one in each row, the rows' totals
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    rows[r] = scan_vector(load_vector(in, first + r * TILE, n));
+    before[r] = rows[r].w;
+  }
+  // vload8 makes the rows' thread totals one uint8 (one Hillis-Steele pass for all 8 rows), vstore8
+  // puts the scans and the totals back into arrays indexed by row.
+  uint8 row_totals;
+  vstore8(rows_exclusive_scan(vload8(0, before), &row_totals, sums), 0, before);
+  vstore8(row_totals, 0, totals);
+  uint total = 0;
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) total += totals[r];
   uint prefix = 0;
   if (tile > 0) {  // the same for the whole work-group: look_back meets barriers
     if (get_local_id(0) == 0) states[tile] = AGGREGATE | total;  // successors can go past this tile
     prefix = look_back(states, tile, window);
   }
   if (get_local_id(0) == 0 && !alone) states[tile] = PREFIX | (prefix + total);
-  // Row r starts after the rows above it: their totals, and the tiles before.
-  const uint row_offsets[ROWS] = {0, totals.x, totals.x + totals.y, totals.x + totals.y + totals.z};
-  const uint befores[ROWS] = {before.x, before.y, before.z, before.w};
-  for (int r = 0; r < ROWS; ++r)
-    store_vector(out, first + r * TILE, n, rows[r] + (prefix + row_offsets[r] + befores[r]));
+  uint offset = prefix;  // the tiles before, then also the rows above
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    store_vector(out, first + r * TILE, n, rows[r] + (offset + before[r]));
+    offset += totals[r];
+  }
 }
 // --8<-- [end:fast]

@@ -145,36 +145,39 @@ void scan_any_n(const unsigned* in, unsigned* out, unsigned* scratch, int n) {
 // publishes its total as soon as it knows it, then adds up its predecessors' published states from
 // the nearest backwards until one carries an inclusive prefix (the sum of everything before it).
 //
-// A tile is 4 rows of any-n's tiles (4096 words): thread t holds the uint4 at t of every row, so all
-// loads and stores stay coalesced, and 16 words a thread are in flight at once. The block scans the
-// 4 rows together (a uint4 of row totals a thread: still two barriers), and every row adds the
-// totals of the rows above it.
-constexpr int kRows = 4;
+// A tile is 8 rows of any-n's tiles (8192 words): thread t holds the uint4 at t of every row, so all
+// loads and stores stay coalesced, and 32 words a thread are in flight at once (a benchmark of
+// variants on the H100 measured 8 rows faster than 4 or 6: more words in flight per block, and half
+// the tiles to look back over). The block scans the 8 rows together (8 warp scans side by side,
+// still two barriers), and every row adds the totals of the rows above it.
+constexpr int kRows = 8;
 constexpr int kFastTile = kRows * kTile;
 
-__device__ uint4 operator+(uint4 a, uint4 b) { return make_uint4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
-__device__ uint4 operator-(uint4 a, uint4 b) { return make_uint4(a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w); }
-
-// warp_inclusive_scan of four values a lane at once, one per row.
-__device__ uint4 warp_inclusive_scan(uint4 v) {
-  return make_uint4(warp_inclusive_scan(v.x), warp_inclusive_scan(v.y), warp_inclusive_scan(v.z),
-                    warp_inclusive_scan(v.w));
-}
-
-// tile_exclusive_scan of the 4 rows at once: component r is row r's scan and total.
-__device__ uint4 rows_exclusive_scan(uint4 value, uint4& total) {
-  __shared__ uint4 warp_sums[kWarps];
+// tile_exclusive_scan of the kRows rows at once: on entry values[r] is the thread's total in row r,
+// on return the sum of the threads before it in that row; totals[r] is the row's total.
+__device__ void rows_exclusive_scan(unsigned (&values)[kRows], unsigned (&totals)[kRows]) {
+  __shared__ unsigned warp_sums[kRows][kWarps];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const uint4 inclusive = warp_inclusive_scan(value);
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    const uint4 sum = warp_inclusive_scan(lane < kWarps ? warp_sums[lane] : make_uint4(0, 0, 0, 0));
-    if (lane < kWarps) warp_sums[lane] = sum;
+  unsigned inclusive[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {  // unrolled: the arrays stay in registers
+    inclusive[r] = warp_inclusive_scan(values[r]);
+    if (lane == 31) warp_sums[r][warp] = inclusive[r];
   }
   __syncthreads();
-  total = warp_sums[kWarps - 1];
-  return (warp > 0 ? warp_sums[warp - 1] : make_uint4(0, 0, 0, 0)) + inclusive - value;
+  if (warp == 0) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const unsigned sum = warp_inclusive_scan(lane < kWarps ? warp_sums[r][lane] : 0u);
+      if (lane < kWarps) warp_sums[r][lane] = sum;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    totals[r] = warp_sums[r][kWarps - 1];
+    values[r] = (warp > 0 ? warp_sums[r][warp - 1] : 0u) + inclusive[r] - values[r];
+  }
 }
 
 // A state is one 64-bit word, flag in the high half, sum in the low: one store publishes both, so a
@@ -227,12 +230,19 @@ __global__ void scan_lookback_kernel(const unsigned* in, unsigned* out, unsigned
   if (threadIdx.x == 0) ticket = alone ? 0 : static_cast<int>(atomicAdd(scratch, 1u));
   __syncthreads();
   const int tile = ticket;
-  // All 4 loads first: they are in flight together, before anything waits.
+  // All 8 loads first: they are in flight together, before anything waits.
   const int first = tile * kFastTile + threadIdx.x * 4;
-  uint4 rows[kRows], totals;
-  for (int r = 0; r < kRows; ++r) rows[r] = scan_vector(load_vector(in, first + r * kTile, n));
-  const uint4 before = rows_exclusive_scan(make_uint4(rows[0].w, rows[1].w, rows[2].w, rows[3].w), totals);
-  const unsigned total = totals.x + totals.y + totals.z + totals.w;
+  uint4 rows[kRows];
+  unsigned before[kRows], totals[kRows];  // the threads before this one in each row, the rows' totals
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    rows[r] = scan_vector(load_vector(in, first + r * kTile, n));
+    before[r] = rows[r].w;
+  }
+  rows_exclusive_scan(before, totals);
+  unsigned total = 0;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) total += totals[r];
   if (threadIdx.x < 32) {
     unsigned prefix = 0;
     if (tile > 0) {
@@ -245,11 +255,12 @@ __global__ void scan_lookback_kernel(const unsigned* in, unsigned* out, unsigned
     }
   }
   __syncthreads();
-  // Row r starts after the rows above it: their totals, and the tiles before.
-  const unsigned row_offsets[kRows] = {0, totals.x, totals.x + totals.y, totals.x + totals.y + totals.z};
-  const unsigned befores[kRows] = {before.x, before.y, before.z, before.w};
-  for (int r = 0; r < kRows; ++r)
-    store_vector(out, first + r * kTile, n, add_to_vector(rows[r], tile_prefix + row_offsets[r] + befores[r]));
+  unsigned offset = tile_prefix;  // the tiles before, then also the rows above
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    store_vector(out, first + r * kTile, n, add_to_vector(rows[r], offset + before[r]));
+    offset += totals[r];
+  }
 }
 
 // The scratch comes filled with garbage: the ticket and the tile states start at 0 every launch.
@@ -259,7 +270,7 @@ __global__ void clear_kernel(unsigned* words, int count) {
 
 void scan_fast(const unsigned* in, unsigned* out, unsigned* scratch, int n) {
   const int tiles = blocks_for(n, kFastTile);
-  if (tiles > 1) {  // 2 + 2 * tiles words: 128 KiB for 2^26 words
+  if (tiles > 1) {  // 2 + 2 * tiles words: 64 KiB for 2^26 words
     clear_kernel<<<blocks_for(2 + 2 * tiles, kTileThreads), kTileThreads>>>(scratch, 2 + 2 * tiles);
     check(cudaGetLastError(), "launching clear_kernel");
   }
