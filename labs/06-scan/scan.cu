@@ -47,8 +47,10 @@ void scan_any_n(const unsigned* in, unsigned* out, unsigned* scratch, int n) {
 
 void scan_fast(const unsigned* in, unsigned* out, unsigned* scratch, int n) {
   // TODO (bonus, fewer bytes): any-n writes `out` twice and reads it once more: 16 bytes a word.
-  // Reduce, then scan, moves 12: phase 1 only sums each tile of 16 words a thread (read as uint4),
-  // phase 3 reads the tile again, scans each thread's 16 words in registers, scans the threads'
-  // totals in shared memory, and writes the result once with the tile's offset. See the README.
-  GPULAB_NOT_IMPLEMENTED("scan_fast: reduce, then scan (bonus)");
+  // A single pass with decoupled look-back moves 8: one kernel, tiles of 8 rows x 256 uint4 (thread
+  // t holds the uint4 at t of each row: coalesced), a ticket from scratch[0] for the tile index, the
+  // tile's total published as a 64-bit state (flag | sum) from scratch + 2, then a look-back over
+  // 32 predecessors at a time (warp 0, __ballot_sync) until an inclusive prefix; clear the states
+  // with a small kernel first (the scratch comes with garbage). See the README.
+  GPULAB_NOT_IMPLEMENTED("scan_fast: a single pass with decoupled look-back (bonus)");
 }

@@ -7,8 +7,9 @@ using gpulab::set_args;
 
 namespace {
 
-constexpr int kBlock = 1024;  // BLOCK in scan.cl
-constexpr int kTileThreads = 256, kTile = kTileThreads * 16;  // TILE_THREADS and TILE in scan.cl
+constexpr int kBlock = 1024;                                 // BLOCK in scan.cl
+constexpr int kTileThreads = 256, kTile = kTileThreads * 4;  // TILE_THREADS and TILE in scan.cl
+constexpr int kFastTile = 8 * kTile;                         // FAST_TILE in scan.cl
 
 // Words of a buffer from `at` on: what a pointer is in CUDA, since a cl_mem has no arithmetic.
 struct Words {
@@ -33,18 +34,19 @@ void scan_block(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, cl_mem, int
 
 // --8<-- [start:any-n]
 namespace {
-// Scans n words of `in` into `out` (which may be `in`), with the scratch from `scratch` on.
+// Scans n words of `in` into `out` (which may be `in`), with the scratch from `scratch` on; each
+// level's tile sums start at a multiple of 4 words (the kernels' uint4 accesses).
 void scan_levels(const gpulab::OpenCLLab& lab, Words in, Words out, Words scratch, int n) {
-  const int blocks = static_cast<int>(round_up(n, kBlock) / kBlock);
-  cl_kernel scan_blocks = lab.kernel("scan_blocks_kernel");
-  set_args(scan_blocks, in.buffer, in.at, out.buffer, out.at, scratch.buffer, scratch.at, n);
-  enqueue(lab, scan_blocks, blocks, kBlock, "launching scan_blocks_kernel");
-  if (blocks == 1) return;
-  // Phase 2: the block sums are a scan of their own, in place, with the scratch after them for theirs.
-  scan_levels(lab, scratch, scratch, {scratch.buffer, scratch.at + blocks}, blocks);
-  cl_kernel add_offsets = lab.kernel("add_block_offsets_kernel");
+  const int tiles = static_cast<int>(round_up(n, kTile) / kTile);
+  cl_kernel scan_tiles = lab.kernel("scan_tiles_kernel");
+  set_args(scan_tiles, in.buffer, in.at, out.buffer, out.at, scratch.buffer, scratch.at, n);
+  enqueue(lab, scan_tiles, tiles, kTileThreads, "launching scan_tiles_kernel");
+  if (tiles == 1) return;
+  // Phase 2: the tile sums are a scan of their own, in place, with the scratch after them for theirs.
+  scan_levels(lab, scratch, scratch, {scratch.buffer, scratch.at + static_cast<int>(round_up(tiles, 4))}, tiles);
+  cl_kernel add_offsets = lab.kernel("add_tile_offsets_kernel");
   set_args(add_offsets, out.buffer, out.at, scratch.buffer, scratch.at, n);
-  enqueue(lab, add_offsets, blocks, kBlock, "launching add_block_offsets_kernel");
+  enqueue(lab, add_offsets, tiles, kTileThreads, "launching add_tile_offsets_kernel");
 }
 }  // namespace
 
@@ -54,24 +56,16 @@ void scan_any_n(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, cl_mem scra
 // --8<-- [end:any-n]
 
 // --8<-- [start:fast]
-namespace {
-// Reduce, then scan; the tile sums' own scan recurses on the scratch, starting at a multiple of 4
-// words (the kernels' uint4 loads).
-void scan_tiles(const gpulab::OpenCLLab& lab, Words in, Words out, Words scratch, int n) {
-  const int tiles = static_cast<int>(round_up(n, kTile) / kTile);
-  if (tiles > 1) {
-    cl_kernel reduce = lab.kernel("reduce_tiles_kernel");
-    set_args(reduce, in.buffer, in.at, scratch.buffer, scratch.at, n);
-    enqueue(lab, reduce, tiles, kTileThreads, "launching reduce_tiles_kernel");
-    scan_tiles(lab, scratch, scratch, {scratch.buffer, scratch.at + static_cast<int>(round_up(tiles, 4))}, tiles);
-  }
-  cl_kernel scan = lab.kernel("scan_tiles_kernel");
-  set_args(scan, in.buffer, in.at, out.buffer, out.at, scratch.buffer, scratch.at, n);
-  enqueue(lab, scan, tiles, kTileThreads, "launching scan_tiles_kernel");
-}
-}  // namespace
-
 void scan_fast(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, cl_mem scratch, int n) {
-  scan_tiles(lab, {in, 0}, {out, 0}, {scratch, 0}, n);
+  const int tiles = static_cast<int>(round_up(n, kFastTile) / kFastTile);
+  if (tiles > 1) {  // the scratch comes filled with garbage: clear the ticket and the tile states
+    const cl_uint zero = 0;
+    check(clEnqueueFillBuffer(lab.queue(), scratch, &zero, sizeof zero, 0, (2 + 2 * size_t(tiles)) * sizeof zero, 0,
+                              nullptr, nullptr),
+          "clearing the tile states");
+  }
+  cl_kernel scan = lab.kernel("scan_lookback_kernel");
+  set_args(scan, in, out, scratch, n);
+  enqueue(lab, scan, tiles, kTileThreads, "launching scan_lookback_kernel");
 }
 // --8<-- [end:fast]
