@@ -137,8 +137,8 @@ __device__ void store_tile(const float (&acc)[8][8], float* c, int m, int n, int
       const int c0 = col + half * 32;
       float* to = c + static_cast<size_t>(r) * n + c0;
       if (kVector && c0 < n) {  // all 4 in: n % 4 == 0
-        *reinterpret_cast<float4*>(to) = make_float4(acc[i][half * 4], acc[i][half * 4 + 1], acc[i][half * 4 + 2],
-                                                     acc[i][half * 4 + 3]);
+        *reinterpret_cast<float4*>(to) =
+            make_float4(acc[i][half * 4], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
       } else if (!kVector) {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
