@@ -1,4 +1,6 @@
 // Lab 01-matmul (CUDA): C (m x n) = A (m x k) * B (k x n), row-major floats.
+#include <cstdint>  // uintptr_t
+
 #include "gpulab/student/cuda.hpp"
 
 // --8<-- [start:naive]
