@@ -40,8 +40,9 @@ void matmul_tiled_kernel(__global const float* a, __global const float* b, __glo
 // --8<-- [start:fast]
 // A work-group of 256 work-items computes a 128 x 128 tile of C; each work-item 64 elements of it in
 // registers, from 8-deep slices of A (transposed: a work-item's rows at one p are adjacent) and B in
-// double-buffered local memory. The same tiles as the CUDA kernel; OpenCL has no asynchronous copy
-// to local memory, so the next slices are fetched into registers while the current ones are used.
+// double-buffered local memory. OpenCL has no asynchronous copy to local memory, so the next slices
+// are fetched into registers while the current ones are used (step 6 of the road to cuBLAS in the
+// docs; the CUDA kernel goes on to a cp.async pipeline and 128 x 256 tiles).
 #define BLOCK_M 128
 #define BLOCK_N 128
 #define BLOCK_K 8

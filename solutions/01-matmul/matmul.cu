@@ -55,21 +55,36 @@ void matmul_tiled(const float* a, const float* b, float* c, int m, int n, int k)
 // --8<-- [end:tiled]
 
 // --8<-- [start:fast]
-// A block of 256 threads computes a 128 x 128 tile of C; each thread 64 elements of it, held in
-// registers, so a value read from shared memory feeds 8 multiply-adds instead of 1. Per step of 8
-// along k the block stages a 128 x 8 slice of A (transposed: a thread's 8 rows at one p are
-// adjacent, two float4 reads) and an 8 x 128 slice of B in shared memory.
-constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 8;
+// The road to cuBLAS (docs/labs/matmul.md measures each step): a block of 256 threads computes a
+// 128 x 256 tile of C, each thread 8 x 16 = 128 elements of it held in registers, so a value read
+// from shared memory feeds 8 or 16 multiply-adds instead of 1. Per step of 8 along k the block
+// stages a 128 x 8 slice of A (transposed: the rows a thread needs at one p are adjacent) and an
+// 8 x 256 slice of B in shared memory.
+constexpr int kBlockM = 128, kBlockN = 256, kBlockK = 8;
 constexpr int kThreads = 256;
-// Warp tiles: the 8 warps cover the block as 4 x 2 pieces of 32 x 64; a warp's 32 threads as 4 x 8
-// threads, each owning 2 x 2 sub-blocks of 4 x 4 (rows tm, tm + 16; columns tn, tn + 32). At one p a
-// warp then reads B as 8 adjacent float4 (128 bytes, every bank once) and A as 4 float4 (broadcasts).
-constexpr int kWarpM = 32, kWarpN = 64, kLanesN = 8;
+// Warp tiles: the 8 warps cover the block as 2 x 4 pieces of 64 x 64; a warp's 32 lanes as 8 x 4,
+// each lane owning 2 x 4 sub-blocks of 4 x 4 (rows tm + 32 i, columns tn + 16 j). At one p a warp
+// reads A as 8 distinct float4 (128 adjacent bytes, each broadcast to 4 lanes) and B as 4 float4 per
+// sub-block column: every shared read is a 16-byte load free of bank conflicts, 6 of them per 128
+// multiply-adds.
+constexpr int kWarpM = 64, kWarpN = 64, kLanesM = 8, kLanesN = 4;
+constexpr int kThreadM = kWarpM / kLanesM, kThreadN = kWarpN / kLanesN;  // 8 x 16
 // A pipeline of slices in shared memory, filled by cp.async (sm_80 and later): copies from global
-// to shared memory that bypass the registers, so 3 slices can be in flight while the block computes
-// on a fourth. The load latency hides behind 3 x 512 multiply-adds per thread, at no register cost.
-constexpr int kStages = 4;
+// to shared memory that bypass the registers, so 4 slices can be in flight while the block computes
+// on a fifth; the load latency hides behind 4 x 1024 multiply-adds per thread, at no register cost.
+constexpr int kStages = 5;
 constexpr int kPadM = kBlockM + 4;  // staggers the banks of A's transposed stores, keeps float4 alignment
+// Blocks launched together share slices of A and B in L2 when their tiles are close: the block order
+// runs down groups of 8 block rows, column by column, instead of along whole rows of C.
+constexpr int kGroupRows = 8;
+
+struct Stage {
+  float a[kBlockK][kPadM];  // a[p][i] = A[row0 + i][p0 + p]
+  float b[kBlockK][kBlockN];
+};
+// 5 stages are 62 KB, more than the 48 KB a static __shared__ array may have: dynamic shared memory,
+// allowed per kernel with cudaFuncSetAttribute (an SM has 228 KB; one such block per SM).
+constexpr int kSharedBytes = kStages * sizeof(Stage);
 
 // cp.async of 4 or 16 bytes; `valid` false copies none and writes zeros (outside the matrices), so
 // the edges need no separate path. Without sm_80 (the PTX built where no GPU is) a plain copy.
@@ -96,108 +111,144 @@ __device__ void copy_async_wait() {  // waits until at most kStages - 2 groups a
 #endif
 }
 
-struct Slices {
-  float a[kStages][kBlockK][kPadM];  // a[s][p][i] = A[row0 + i][p0 + p]
-  float b[kStages][kBlockK][kBlockN];
+// One thread's share of the copies of a slice. The addresses are worked out once and advance by a
+// slice per step: the main loop spends its instructions on multiply-adds, not on index arithmetic.
+// kVector: n % 4 == 0 and B, C 16-byte aligned, so B's slice is copied in float4, each all in or all
+// out of the matrix; otherwise one float per copy.
+template <bool kVector>
+struct SliceCopier {
+  static constexpr int kWidthB = kVector ? 4 : 1;
+  static constexpr int kCopiesA = kBlockM * kBlockK / kThreads;            // 4, 32 rows apart
+  static constexpr int kCopiesB = kBlockK * kBlockN / kWidthB / kThreads;  // 2 or 8
+  static constexpr int kRowsApartB = kThreads * kWidthB / kBlockN;         // 4 or 1
+  const float *a, *b;  // this thread's first element of the current slice of A and of B
+  size_t a_rows, b_rows;  // 32 rows of A, kRowsApartB rows of B
+  int pa, pb;             // the slice's column of A and row of B this thread copies (first one)
+  int k;
+  unsigned rows_in;  // bit i: A's row of copy i is inside the matrix
+  bool col_in;       // B's column(s) are inside the matrix
+
+  __device__ SliceCopier(const float* a_, const float* b_, int m, int n, int k_, int row0, int col0) : k(k_) {
+    const int tid = threadIdx.x, ra = tid / kBlockK, cb = tid % (kBlockN / kWidthB) * kWidthB;
+    pa = tid % kBlockK;
+    pb = tid / (kBlockN / kWidthB);
+    a_rows = static_cast<size_t>(kThreads / kBlockK) * k;
+    b_rows = static_cast<size_t>(kRowsApartB) * n;
+    rows_in = 0;
+    for (int i = 0; i < kCopiesA; ++i) rows_in |= (row0 + ra + i * kThreads / kBlockK < m ? 1u : 0u) << i;
+    col_in = col0 + cb < n;
+    a = a_ + static_cast<size_t>(min(row0 + ra, m - 1)) * k + pa;  // clamped: stays a valid address
+    b = b_ + static_cast<size_t>(pb) * n + (col_in ? col0 + cb : 0);
+  }
+  // Starts the copies of the slice at p0 into `stage` and moves on to the next slice.
+  __device__ void copy(Stage& stage, int p0, size_t n) {
+    const bool a_in = p0 + pa < k;
+#pragma unroll
+    for (int i = 0; i < kCopiesA; ++i) {
+      const bool valid = a_in && (rows_in >> i & 1);
+      copy_async<4>(&stage.a[pa][threadIdx.x / kBlockK + i * kThreads / kBlockK], valid ? a + i * a_rows : a, valid);
+    }
+#pragma unroll
+    for (int i = 0; i < kCopiesB; ++i) {
+      const bool valid = col_in && p0 + pb + i * kRowsApartB < k;
+      copy_async<kWidthB * 4>(&stage.b[pb + i * kRowsApartB][threadIdx.x % (kBlockN / kWidthB) * kWidthB],
+                              valid ? b + i * b_rows : b, valid);
+    }
+    a += kBlockK;
+    b += kBlockK * n;
+  }
 };
 
-// Starts the copies of the slices at p0 into stage s. kVector: n % 4 == 0 and B, C 16-byte aligned,
-// so a row of B's slice is 32 copies of 16 bytes, each all in or all out of the matrix.
+// acc[i][j] is C[row + i / 4 * 32 + i % 4][col + j / 4 * 16 + j % 4]: float4 stores when kVector.
 template <bool kVector>
-__device__ void load_slices(Slices& sm, int s, const float* a, const float* b, int m, int n, int k, int row0, int col0,
-                            int p0) {
-  const int tid = threadIdx.x;
+__device__ void store_tile(const float (&acc)[kThreadM][kThreadN], float* c, int m, int n, int row, int col) {
 #pragma unroll
-  for (int i = 0; i < kBlockM * kBlockK / kThreads; ++i) {  // 4 elements of A; a warp reads 4 rows x 32 bytes
-    const int e = tid + i * kThreads, r = e / kBlockK, p = e % kBlockK;
-    const bool valid = row0 + r < m && p0 + p < k;
-    copy_async<4>(&sm.a[s][p][r], valid ? a + static_cast<size_t>(row0 + r) * k + p0 + p : a, valid);
-  }
-  if constexpr (kVector) {  // one float4 of B
-    const int p = tid / (kBlockN / 4), c = tid % (kBlockN / 4) * 4;
-    const bool valid = p0 + p < k && col0 + c < n;
-    copy_async<16>(&sm.b[s][p][c], valid ? b + static_cast<size_t>(p0 + p) * n + col0 + c : b, valid);
-  } else {
-#pragma unroll
-    for (int i = 0; i < kBlockN * kBlockK / kThreads; ++i) {
-      const int e = tid + i * kThreads, p = e / kBlockN, c = e % kBlockN;
-      const bool valid = p0 + p < k && col0 + c < n;
-      copy_async<4>(&sm.b[s][p][c], valid ? b + static_cast<size_t>(p0 + p) * n + col0 + c : b, valid);
-    }
-  }
-}
-
-// acc[i][j] is C[row0 + tm + i / 4 * 16 + i % 4][col0 + tn + j / 4 * 32 + j % 4].
-template <bool kVector>
-__device__ void store_tile(const float (&acc)[8][8], float* c, int m, int n, int row, int col) {
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int r = row + i / 4 * 16 + i % 4;
+  for (int i = 0; i < kThreadM; ++i) {
+    const int r = row + i / 4 * kLanesM * 4 + i % 4;
     if (r >= m) continue;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int c0 = col + half * 32;
+    for (int j = 0; j < kThreadN; j += 4) {
+      const int c0 = col + j / 4 * kLanesN * 4;
       float* to = c + static_cast<size_t>(r) * n + c0;
       if (kVector && c0 < n) {  // all 4 in: n % 4 == 0
-        *reinterpret_cast<float4*>(to) =
-            make_float4(acc[i][half * 4], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
+        *reinterpret_cast<float4*>(to) = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
       } else if (!kVector) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (c0 + j < n) to[j] = acc[i][half * 4 + j];
+        for (int jj = 0; jj < 4; ++jj)
+          if (c0 + jj < n) to[jj] = acc[i][j + jj];
       }
     }
   }
 }
 
+// The block's tile, in grouped order (kGroupRows block rows at a time, column by column).
+__device__ int2 block_tile(int blocks_n, int blocks_m) {
+  const int id = blockIdx.x, per_group = kGroupRows * blocks_n;
+  const int first = id / per_group * kGroupRows, rows = min(blocks_m - first, kGroupRows);
+  return make_int2(id % per_group / rows, first + id % per_group % rows);
+}
+
 template <bool kVector>
-__global__ void __launch_bounds__(kThreads, 2)  // 2 blocks per SM: at most 128 registers per thread
+__global__ void __launch_bounds__(kThreads, 1)  // one block per SM: up to 255 registers per thread
     matmul_fast_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m, int n,
                        int k) {
-  __shared__ __align__(16) Slices sm;
+  extern __shared__ __align__(16) unsigned char shared[];
+  Stage* stages = reinterpret_cast<Stage*>(shared);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tm = warp / (kBlockN / kWarpN) * kWarpM + lane / kLanesN * 4;
   const int tn = warp % (kBlockN / kWarpN) * kWarpN + lane % kLanesN * 4;
-  const int row0 = blockIdx.y * kBlockM, col0 = blockIdx.x * kBlockN;
+  const int2 tile = block_tile((n + kBlockN - 1) / kBlockN, (m + kBlockM - 1) / kBlockM);
+  const int row0 = tile.y * kBlockM, col0 = tile.x * kBlockN;
   const int steps = (k + kBlockK - 1) / kBlockK;
+  SliceCopier<kVector> copier(a, b, m, n, k, row0, col0);
 
   // Fill kStages - 1 stages; a group is committed even when empty, so the count of groups in flight
   // (what copy_async_wait counts) stays in step with the slices.
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < steps) load_slices<kVector>(sm, s, a, b, m, n, k, row0, col0, s * kBlockK);
+    if (s < steps) copier.copy(stages[s], s * kBlockK, n);
     copy_async_commit();
   }
-  float acc[8][8] = {};
+  float acc[kThreadM][kThreadN] = {};
   for (int step = 0; step < steps; ++step) {
     copy_async_wait();  // this thread's copies of slice `step` have landed,
     __syncthreads();    // everyone's have, and everyone is done with slice step - 1, whose stage is refilled now
     const int next = step + kStages - 1;
-    if (next < steps) load_slices<kVector>(sm, next % kStages, a, b, m, n, k, row0, col0, next * kBlockK);
+    if (next < steps) copier.copy(stages[next % kStages], next * kBlockK, n);
     copy_async_commit();
-    const int s = step % kStages;
+    const Stage& st = stages[step % kStages];
 #pragma unroll
     for (int p = 0; p < kBlockK; ++p) {
-      float av[8], bv[8];
-      *reinterpret_cast<float4*>(&av[0]) = *reinterpret_cast<const float4*>(&sm.a[s][p][tm]);
-      *reinterpret_cast<float4*>(&av[4]) = *reinterpret_cast<const float4*>(&sm.a[s][p][tm + 16]);
-      *reinterpret_cast<float4*>(&bv[0]) = *reinterpret_cast<const float4*>(&sm.b[s][p][tn]);
-      *reinterpret_cast<float4*>(&bv[4]) = *reinterpret_cast<const float4*>(&sm.b[s][p][tn + 32]);
+      float av[kThreadM], bv[kThreadN];
 #pragma unroll
-      for (int i = 0; i < 8; ++i)
+      for (int i = 0; i < kThreadM; i += 4)
+        *reinterpret_cast<float4*>(&av[i]) = *reinterpret_cast<const float4*>(&st.a[p][tm + i / 4 * kLanesM * 4]);
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+      for (int j = 0; j < kThreadN; j += 4)
+        *reinterpret_cast<float4*>(&bv[j]) = *reinterpret_cast<const float4*>(&st.b[p][tn + j / 4 * kLanesN * 4]);
+#pragma unroll
+      for (int i = 0; i < kThreadM; ++i)
+#pragma unroll
+        for (int j = 0; j < kThreadN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
   }
   store_tile<kVector>(acc, c, m, n, row0 + tm, col0 + tn);
 }
 
+template <bool kVector>
+void launch_fast(const float* a, const float* b, float* c, int m, int n, int k) {
+  gpulab::check(cudaFuncSetAttribute(matmul_fast_kernel<kVector>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     kSharedBytes),
+                "allowing matmul_fast_kernel its shared memory");
+  const int blocks = gpulab::blocks_for(n, kBlockN) * gpulab::blocks_for(m, kBlockM);  // 1D: block_tile orders them
+  matmul_fast_kernel<kVector><<<blocks, kThreads, kSharedBytes>>>(a, b, c, m, n, k);
+  gpulab::check(cudaGetLastError(), "launching matmul_fast_kernel");
+}
+
 void matmul_fast(const float* a, const float* b, float* c, int m, int n, int k) {
-  const dim3 grid(gpulab::blocks_for(n, kBlockN), gpulab::blocks_for(m, kBlockM));
   auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   if (n % 4 == 0 && aligned(b) && aligned(c))
-    matmul_fast_kernel<true><<<grid, kThreads>>>(a, b, c, m, n, k);
+    launch_fast<true>(a, b, c, m, n, k);
   else
-    matmul_fast_kernel<false><<<grid, kThreads>>>(a, b, c, m, n, k);
-  gpulab::check(cudaGetLastError(), "launching matmul_fast_kernel");
+    launch_fast<false>(a, b, c, m, n, k);
 }
 // --8<-- [end:fast]
