@@ -121,7 +121,7 @@ struct SliceCopier {
   static constexpr int kCopiesA = kBlockM * kBlockK / kThreads;            // 4, 32 rows apart
   static constexpr int kCopiesB = kBlockK * kBlockN / kWidthB / kThreads;  // 2 or 8
   static constexpr int kRowsApartB = kThreads * kWidthB / kBlockN;         // 4 or 1
-  const float *a, *b;  // this thread's first element of the current slice of A and of B
+  const float *a, *b;     // this thread's first element of the current slice of A and of B
   size_t a_rows, b_rows;  // 32 rows of A, kRowsApartB rows of B
   int pa, pb;             // the slice's column of A and row of B this thread copies (first one)
   int k;
@@ -236,9 +236,9 @@ __global__ void __launch_bounds__(kThreads, 1)  // one block per SM: up to 255 r
 
 template <bool kVector>
 void launch_fast(const float* a, const float* b, float* c, int m, int n, int k) {
-  gpulab::check(cudaFuncSetAttribute(matmul_fast_kernel<kVector>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     kSharedBytes),
-                "allowing matmul_fast_kernel its shared memory");
+  gpulab::check(
+      cudaFuncSetAttribute(matmul_fast_kernel<kVector>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes),
+      "allowing matmul_fast_kernel its shared memory");
   const int blocks = gpulab::blocks_for(n, kBlockN) * gpulab::blocks_for(m, kBlockM);  // 1D: block_tile orders them
   matmul_fast_kernel<kVector><<<blocks, kThreads, kSharedBytes>>>(a, b, c, m, n, k);
   gpulab::check(cudaGetLastError(), "launching matmul_fast_kernel");
