@@ -98,7 +98,8 @@ std::vector<std::string> write_case_pictures(const std::filesystem::path& folder
   pictures.emplace_back("reference", &expected);
   if (!difference.pixels.empty()) pictures.emplace_back("difference", &difference);
   std::vector<std::string> written;
-  for (const auto& [what, image] : pictures) written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
+  for (const auto& [what, image] : pictures)
+    written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
   std::vector<std::string> errors(pictures.size());
   parallel_for(pictures.size(), [&](std::size_t i) {
     try {

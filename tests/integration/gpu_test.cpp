@@ -38,6 +38,7 @@ void check_solutions_pass(const std::string& backend) {
       if (!t.contains("threshold")) continue;
       const double ratio = t.at("ratio"), bound = t.at("threshold");
       CHECK(ratio >= bound * kMargin);
+      if (t.contains("tier_threshold")) CHECK(ratio >= t.at("tier_threshold").get<double>() * kMargin);
     }
   }
 }

@@ -85,8 +85,10 @@ inline std::string collapsed_whitespace(const std::string& s) {
   std::string out;
   for (const char c : trimmed(s)) {
     const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
-    if (!space) out += c;
-    else if (!out.empty() && out.back() != ' ') out += ' ';
+    if (!space)
+      out += c;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
   }
   return out;
 }

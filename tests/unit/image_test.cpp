@@ -40,7 +40,9 @@ TEST_CASE("a case's name becomes a picture file stem of lower-case letters, digi
   CHECK(gpulab::picture_file_stem("--") == "");
 }
 
-TEST_CASE("a case's pictures are the input where there is one, yours, the reference, and the difference only where they differ") {
+TEST_CASE(
+    "a case's pictures are the input where there is one, yours, the reference, and the difference only where they "
+    "differ") {
   const auto dir = std::filesystem::temp_directory_path() / "gpulab-case-pictures-test";
   std::filesystem::remove_all(dir);
   Image input(4, 3), got(4, 3), expected(4, 3);
@@ -51,8 +53,8 @@ TEST_CASE("a case's pictures are the input where there is one, yours, the refere
     return files;
   };
   const auto drawn = write_case_pictures(dir, "Spiral 4x3", nullptr, got, expected);
-  CHECK(names(drawn) == std::vector<std::string>{"spiral-4x3-yours.png", "spiral-4x3-reference.png",
-                                                  "spiral-4x3-difference.png"});
+  CHECK(names(drawn) ==
+        std::vector<std::string>{"spiral-4x3-yours.png", "spiral-4x3-reference.png", "spiral-4x3-difference.png"});
   CHECK(read_png(drawn.back()).pixels == difference_image(got, expected).pixels);
   const auto filtered = write_case_pictures(dir, "blur", &input, expected, expected);
   CHECK(names(filtered) == std::vector<std::string>{"blur-input.png", "blur-yours.png", "blur-reference.png"});
