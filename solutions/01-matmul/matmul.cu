@@ -56,19 +56,21 @@ void matmul_tiled(const float* a, const float* b, float* c, int m, int n, int k)
 
 // --8<-- [start:fast]
 // The road to cuBLAS (docs/labs/matmul.md measures each step): a block of 256 threads computes a
-// 128 x 256 tile of C, each thread 8 x 16 = 128 elements of it held in registers, so a value read
+// 128 x 256 tile of C, each thread 16 x 8 = 128 elements of it held in registers, so a value read
 // from shared memory feeds 8 or 16 multiply-adds instead of 1. Per step of 8 along k the block
 // stages a 128 x 8 slice of A (transposed: the rows a thread needs at one p are adjacent) and an
 // 8 x 256 slice of B in shared memory.
 constexpr int kBlockM = 128, kBlockN = 256, kBlockK = 8;
 constexpr int kThreads = 256;
-// Warp tiles: the 8 warps cover the block as 2 x 4 pieces of 64 x 64; a warp's 32 lanes as 8 x 4,
-// each lane owning 2 x 4 sub-blocks of 4 x 4 (rows tm + 32 i, columns tn + 16 j). At one p a warp
-// reads A as 8 distinct float4 (128 adjacent bytes, each broadcast to 4 lanes) and B as 4 float4 per
-// sub-block column: every shared read is a 16-byte load free of bank conflicts, 6 of them per 128
-// multiply-adds.
-constexpr int kWarpM = 64, kWarpN = 64, kLanesM = 8, kLanesN = 4;
-constexpr int kThreadM = kWarpM / kLanesM, kThreadN = kWarpN / kLanesN;  // 8 x 16
+// Warp tiles: the 8 warps cover the block as 2 x 4 pieces of 64 x 64; a warp's 32 lanes as 4 x 8
+// (CUTLASS's SIMT layout), each lane owning 4 x 2 sub-blocks of 4 x 4 (rows tm + 16 i, columns
+// tn + 32 j). At one p a warp reads A as 4 distinct float4 per sub-block row (64 adjacent bytes, each
+// broadcast to 8 lanes) and B as 8 distinct float4 per sub-block column (128 adjacent bytes, each
+// broadcast to 4 lanes): every shared read is a 16-byte load free of bank conflicts, 6 of them per
+// 128 multiply-adds. Measured against lanes as 8 x 4 (as many reads): 1.5% faster; ptxas needs fewer
+// registers (213 instead of 255), and 8 lanes' float4 stores of C fill 128 adjacent bytes.
+constexpr int kWarpM = 64, kWarpN = 64, kLanesM = 4, kLanesN = 8;
+constexpr int kThreadM = kWarpM / kLanesM, kThreadN = kWarpN / kLanesN;  // 16 x 8
 // A pipeline of slices in shared memory, filled by cp.async (sm_80 and later): copies from global
 // to shared memory that bypass the registers, so 4 slices can be in flight while the block computes
 // on a fifth; the load latency hides behind 4 x 1024 multiply-adds per thread, at no register cost.
@@ -159,7 +161,7 @@ struct SliceCopier {
   }
 };
 
-// acc[i][j] is C[row + i / 4 * 32 + i % 4][col + j / 4 * 16 + j % 4]: float4 stores when kVector.
+// acc[i][j] is C[row + i / 4 * 16 + i % 4][col + j / 4 * 32 + j % 4]: float4 stores when kVector.
 template <bool kVector>
 __device__ void store_tile(const float (&acc)[kThreadM][kThreadN], float* c, int m, int n, int row, int col) {
 #pragma unroll
