@@ -22,7 +22,8 @@ void matmul_tiled_kernel(__global const float* a, __global const float* b, __glo
   // TODO 6: work-items inside C store their sum at the end. Every work-item must reach both barriers.
 }
 
-// Bonus: anything correct that beats the threshold (see the README and matmul.cu for a plan).
+// Bonus: anything correct that beats the threshold (see the README and matmul.cu for a plan; with
+// NVIDIA's OpenCL on an H100 the plan reaches about 3.3x naive, the bound is 2.5x).
 __kernel void matmul_fast_kernel(__global const float* a, __global const float* b, __global float* c,
                                  int m, int n, int k) {
   // TODO (register tiling): your fastest kernel.
