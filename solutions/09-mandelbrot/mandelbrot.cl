@@ -49,28 +49,71 @@ __kernel void mandelbrot_naive_kernel(__global uint* counts, int width, int heig
 // --8<-- [end:naive]
 
 // --8<-- [start:balanced]
-// A persistent grid: work-item t takes pixels t, t + T, t + 2T, ... and starts its next pixel in the
-// very step its orbit escapes, so no lane of a warp idles while another finishes a costly pixel. A
-// lane that refills holds up its warp: the next column and row follow from the stride's, computed
-// once, with no division per pixel.
-__kernel void mandelbrot_balanced_kernel(__global uint* counts, int width, int height, float x0, float y0, float dx,
-                                         float dy, int max_iter, int julia, float cx, float cy) {
-  const int items = get_global_size(0), first = get_global_id(0);
-  const int stride_x = items % width, stride_y = items / width;
-  int px = first % width, py = first / width;
-  if (py >= height) return;
-  Orbit o = start_orbit(px, py, x0, y0, dx, dy, julia, cx, cy);
-  for (;;) {
-    if (step(&o, max_iter)) continue;
-    counts[(size_t)py * width + px] = (uint)o.n;
-    px += stride_x;
-    py += stride_y;
-    if (px >= width) {
-      px -= width;
-      ++py;
+// Balanced: each work-group is a team of 32 work-items (one warp on NVIDIA) sharing one list of
+// pixels, and a work-item whose orbit is done takes the list's next pixel. The naive kernel's warp
+// runs as long as its slowest pixel while the lanes that escaped idle (57% busy on the timing
+// spiral); refilling lanes keep it busy, but a refill costs the whole warp (a store, a division, a
+// new orbit), so two things keep it cheap:
+// - the team looks at its work-items only every STEPS steps, which run with no branch at all;
+// - it refills only once REFILL_AT work-items are done, all of them in one go.
+// CUDA counts the done lanes with one warp vote (__ballot_sync); OpenCL 1.2 has no vote, so the team
+// counts them on a local counter between two barriers (cheap in a one-warp work-group).
+#define TEAM 32
+#define STEPS 8
+#define REFILL_AT 8
+#define CHUNK 32  // a team's list: chunks of 32 neighbouring pixels, spread over the image
+
+// STEPS steps of the orbit without a branch: the same rounded operations as step(), and the same
+// escape test, but a work-item whose orbit escaped goes on computing (on inf and NaN, at no cost to
+// the warp) and stops counting. Past max_iter the count runs on: the caller stores min(n, max_iter).
+void lean_steps(Orbit* o, int* alive) {
+#pragma unroll
+  for (int i = 0; i < STEPS; ++i) {
+    const float x2 = o->x * o->x, y2 = o->y * o->y;
+    *alive = *alive & !(x2 + y2 > 4.0f);  // &, not &&: no branch
+    o->n += *alive;
+    const float xy = o->x * o->y;
+    o->y = (xy + xy) + o->c_im;
+    o->x = (x2 - y2) + o->c_re;
+  }
+}
+
+// The pixel at `position` in the list of team `team` of `teams` (chunks team, team + teams, ...), or
+// -1 past the image's end. Chunks interleaved over the image give every team a similar mix of cheap
+// and costly pixels, so the teams finish together.
+long pixel_of(long team, long teams, long position, long pixels) {
+  const long pixel = (team + position / CHUNK * teams) * CHUNK + position % CHUNK;
+  return pixel < pixels ? pixel : -1;
+}
+
+__kernel __attribute__((reqd_work_group_size(TEAM, 1, 1))) void mandelbrot_balanced_kernel(
+    __global uint* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter, int julia,
+    float cx, float cy) {
+  __local int done_votes[2];  // this round's count and the next round's, zeroed ahead
+  const long team = get_group_id(0), teams = get_num_groups(0), pixels = (long)width * height;
+  long taken = 0;   // pixels the team has taken from its list: the same in all its work-items
+  long pixel = -1;  // this work-item's pixel, -1 when none
+  int alive = 0;    // the orbit has not escaped: a work-item is done when not alive or at max_iter
+  Orbit o = start_orbit(0, 0, x0, y0, dx, dy, julia, cx, cy);
+  if (get_local_id(0) == 0) done_votes[0] = 0;
+  for (int round = 0;; round ^= 1) {
+    const bool done = !alive || o.n >= max_iter;
+    barrier(CLK_LOCAL_MEM_FENCE);  // the counter is zeroed, and the last round's count read by all
+    const int rank = done ? atomic_inc(&done_votes[round]) : 0;  // the done ones in some order
+    if (get_local_id(0) == 0) done_votes[round ^ 1] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int n_done = done_votes[round];  // the same in every work-item: the team branches as one
+    if (n_done >= REFILL_AT) {
+      if (done && pixel >= 0) counts[pixel] = (uint)min(o.n, max_iter);
+      if (n_done == TEAM && pixel_of(team, teams, taken, pixels) < 0) return;  // all done, list empty
+      if (done) {
+        pixel = pixel_of(team, teams, taken + rank, pixels);  // the done ones take the next n_done pixels
+        alive = pixel >= 0;
+        if (alive) o = start_orbit((uint)pixel % width, (uint)pixel / width, x0, y0, dx, dy, julia, cx, cy);
+      }
+      taken += n_done;
     }
-    if (py >= height) break;
-    o = start_orbit(px, py, x0, y0, dx, dy, julia, cx, cy);
+    lean_steps(&o, &alive);
   }
 }
 // --8<-- [end:balanced]

@@ -62,27 +62,64 @@ void mandelbrot_by_pixel(unsigned* counts, int width, int height, float x0, floa
 // --8<-- [end:naive]
 
 // --8<-- [start:balanced]
-// A persistent grid, as many threads as the GPU holds at once: thread t takes pixels t, t + T,
-// t + 2T, ... (T threads in all), and starts its next pixel in the very step its orbit escapes. In
-// the naive kernel a warp runs as long as its slowest pixel while the other lanes idle; here every
-// lane keeps iterating until its whole list is done, and lists of many pixels spread over the image
-// cost about the same. A lane that refills holds up its warp, so the refill is kept short: the next
-// pixel's column and row follow from the stride's, computed once, with no division per pixel.
+// Balanced: each warp is a team of 32 lanes sharing one list of pixels, and a lane whose orbit is
+// done takes the list's next pixel. The naive kernel's warp runs as long as its slowest pixel while
+// the lanes that escaped idle (57% busy on the timing spiral); refilling lanes keep it busy, but a
+// refill costs the whole warp (a store, a division, a new orbit), so two things keep it cheap:
+// - the warp looks at its lanes only every kSteps steps, which run with no branch at all;
+// - it refills only once kRefillAt lanes are done, all of them in one go.
+constexpr int kSteps = 8;
+constexpr int kRefillAt = 8;
+constexpr int kChunk = 32;  // a warp's list: chunks of 32 neighbouring pixels, spread over the image
+constexpr unsigned kAllLanes = 0xffffffffu;
+
+// kSteps steps of the orbit without a branch: the same rounded operations as step(), and the same
+// escape test, but a lane that escaped goes on computing (on inf and NaN, at no cost to the warp)
+// and stops counting. Past max_iter the count runs on: the caller stores min(n, max_iter).
+__device__ void lean_steps(Orbit& o, bool& alive) {
+#pragma unroll
+  for (int i = 0; i < kSteps; ++i) {
+    const float x2 = __fmul_rn(o.x, o.x), y2 = __fmul_rn(o.y, o.y);
+    alive = alive & !(__fadd_rn(x2, y2) > 4.0f);  // &, not &&: no branch
+    o.n += alive;
+    const float xy = __fmul_rn(o.x, o.y);
+    o.y = __fadd_rn(__fadd_rn(xy, xy), o.c_im);
+    o.x = __fadd_rn(__fsub_rn(x2, y2), o.c_re);
+  }
+}
+
+// The pixel at `position` in the list of warp `warp` of `warps` (chunks warp, warp + warps, ...),
+// or -1 past the image's end. Chunks interleaved over the image give every warp a similar mix of
+// cheap and costly pixels, so the warps finish together.
+__device__ long long pixel_of(long long warp, long long warps, long long position, long long pixels) {
+  const long long pixel = (warp + position / kChunk * warps) * kChunk + position % kChunk;
+  return pixel < pixels ? pixel : -1;
+}
+
 __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int height, Window w) {
-  const int threads = gridDim.x * blockDim.x;
-  const int first = blockIdx.x * blockDim.x + threadIdx.x;
-  const int stride_x = threads % width, stride_y = threads / width;
-  int px = first % width, py = first / width;
-  if (py >= height) return;
-  Orbit o = start_orbit(w, px, py);
+  const int lane = threadIdx.x % 32;
+  const long long warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32, warps = gridDim.x * blockDim.x / 32;
+  const long long pixels = static_cast<long long>(width) * height;
+  long long taken = 0;  // pixels the warp has taken from its list: the same in all its lanes
+  long long pixel = -1;  // this lane's pixel, -1 when none
+  bool alive = false;    // the orbit has not escaped: a lane is done when not alive or at max_iter
+  Orbit o{};
   for (;;) {
-    if (step(o, w.max_iter)) continue;
-    counts[static_cast<size_t>(py) * width + px] = static_cast<unsigned>(o.n);
-    px += stride_x;
-    py += stride_y;
-    if (px >= width) px -= width, ++py;
-    if (py >= height) break;
-    o = start_orbit(w, px, py);
+    const bool done = !alive || o.n >= w.max_iter;
+    const unsigned done_lanes = __ballot_sync(kAllLanes, done);  // the same in every lane: no divergence
+    const int n_done = __popc(done_lanes);
+    if (n_done >= kRefillAt) {
+      if (done && pixel >= 0) counts[pixel] = static_cast<unsigned>(min(o.n, w.max_iter));
+      if (n_done == 32 && pixel_of(warp, warps, taken, pixels) < 0) return;  // every lane done, list empty
+      if (done) {
+        // The done lanes take the next n_done pixels of the list, in lane order.
+        pixel = pixel_of(warp, warps, taken + __popc(done_lanes & ((1u << lane) - 1)), pixels);
+        alive = pixel >= 0;
+        if (alive) o = start_orbit(w, static_cast<unsigned>(pixel) % width, static_cast<unsigned>(pixel) / width);
+      }
+      taken += n_done;
+    }
+    lean_steps(o, alive);
   }
 }
 
@@ -95,11 +132,11 @@ void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, floa
   gpulab::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "asking for the SM count");
   gpulab::check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device),
                 "asking for the threads an SM holds");
-  // A full GPU hides the latency of each step's dependent float operations; fewer threads than
-  // pixels, so each has many and their costs even out.
-  const long long pixels = static_cast<long long>(width) * height;
-  const int threads = static_cast<int>(std::min<long long>(pixels, static_cast<long long>(sms) * per_sm));
-  const int blocks = (threads + kBalancedBlock - 1) / kBalancedBlock;
+  // A persistent grid: as many threads as the GPU holds at once (a full SM hides the latency of each
+  // step's dependent float operations), and no more warps than chunks of pixels.
+  const long long chunks = (static_cast<long long>(width) * height + kChunk - 1) / kChunk;
+  const long long threads = std::min(chunks * 32, static_cast<long long>(sms) * per_sm);
+  const int blocks = static_cast<int>((threads + kBalancedBlock - 1) / kBalancedBlock);
   const Window w{x0, y0, dx, dy, max_iter, julia, cx, cy};
   mandelbrot_balanced_kernel<<<blocks, kBalancedBlock>>>(counts, width, height, w);
   gpulab::check(cudaGetLastError(), "launching mandelbrot_balanced_kernel");
