@@ -100,7 +100,7 @@ __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int heig
   const int lane = threadIdx.x % 32;
   const long long warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32, warps = gridDim.x * blockDim.x / 32;
   const long long pixels = static_cast<long long>(width) * height;
-  long long taken = 0;  // pixels the warp has taken from its list: the same in all its lanes
+  long long taken = 0;   // pixels the warp has taken from its list: the same in all its lanes
   long long pixel = -1;  // this lane's pixel, -1 when none
   bool alive = false;    // the orbit has not escaped: a lane is done when not alive or at max_iter
   Orbit o{};

@@ -19,9 +19,9 @@ void mandelbrot_by_pixel(const gpulab::OpenCLLab& lab, cl_mem counts, int width,
 // --8<-- [end:naive]
 
 // --8<-- [start:balanced]
-constexpr size_t kTeam = 32;        // work-items per work-group: the team of mandelbrot.cl, one warp on NVIDIA
+constexpr size_t kTeam = 32;          // work-items per work-group: the team of mandelbrot.cl, one warp on NVIDIA
 constexpr size_t kTeamsPerUnit = 32;  // the most work-groups an NVIDIA SM holds: 1024 work-items
-constexpr size_t kChunk = 32;       // CHUNK of mandelbrot.cl
+constexpr size_t kChunk = 32;         // CHUNK of mandelbrot.cl
 
 void mandelbrot_balanced(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
                          float dx, float dy, int max_iter, int julia, float cx, float cy) {
