@@ -57,7 +57,7 @@ __kernel void mandelbrot_naive_kernel(__global uint* counts, int width, int heig
 // - the team looks at its work-items only every STEPS steps, which run with no branch at all;
 // - it refills only once REFILL_AT work-items are done, all of them in one go.
 // CUDA counts the done lanes with one warp vote (__ballot_sync); OpenCL 1.2 has no vote, so the team
-// counts them on a local counter between two barriers (cheap in a one-warp work-group).
+// counts them on a local counter, with one barrier a round (cheap in a one-warp work-group).
 #define TEAM 32
 #define STEPS 8
 #define REFILL_AT 8
@@ -72,9 +72,9 @@ void lean_steps(Orbit* o, int* alive) {
     const float x2 = o->x * o->x, y2 = o->y * o->y;
     *alive = *alive & !(x2 + y2 > 4.0f);  // &, not &&: no branch
     o->n += *alive;
-    const float xy = o->x * o->y;
-    o->y = (xy + xy) + o->c_im;
-    o->x = (x2 - y2) + o->c_re;
+    const float xy = o->x * o->y, two_xy = xy + xy, diff = x2 - y2;
+    o->y = two_xy + o->c_im;
+    o->x = diff + o->c_re;
   }
 }
 
@@ -89,18 +89,21 @@ long pixel_of(long team, long teams, long position, long pixels) {
 __kernel __attribute__((reqd_work_group_size(TEAM, 1, 1))) void mandelbrot_balanced_kernel(
     __global uint* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter, int julia,
     float cx, float cy) {
-  __local int done_votes[2];  // this round's count and the next round's, zeroed ahead
+  // The done work-items of round r count themselves on done_votes[r % 3]. Three counters need one
+  // barrier a round: while round r counts on its own, work-item 0 zeroes the next round's, which
+  // nobody has read since round r - 2.
+  __local int done_votes[3];
   const long team = get_group_id(0), teams = get_num_groups(0), pixels = (long)width * height;
   long taken = 0;   // pixels the team has taken from its list: the same in all its work-items
   long pixel = -1;  // this work-item's pixel, -1 when none
   int alive = 0;    // the orbit has not escaped: a work-item is done when not alive or at max_iter
   Orbit o = start_orbit(0, 0, x0, y0, dx, dy, julia, cx, cy);
   if (get_local_id(0) == 0) done_votes[0] = 0;
-  for (int round = 0;; round ^= 1) {
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int round = 0;; round = round == 2 ? 0 : round + 1) {
     const bool done = !alive || o.n >= max_iter;
-    barrier(CLK_LOCAL_MEM_FENCE);  // the counter is zeroed, and the last round's count read by all
-    const int rank = done ? atomic_inc(&done_votes[round]) : 0;  // the done ones in some order
-    if (get_local_id(0) == 0) done_votes[round ^ 1] = 0;
+    const int rank = done ? atomic_inc(&done_votes[round]) : 0;  // the done ones, in some order
+    if (get_local_id(0) == 0) done_votes[round == 2 ? 0 : round + 1] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     const int n_done = done_votes[round];  // the same in every work-item: the team branches as one
     if (n_done >= REFILL_AT) {

@@ -82,9 +82,9 @@ __device__ void lean_steps(Orbit& o, bool& alive) {
     const float x2 = __fmul_rn(o.x, o.x), y2 = __fmul_rn(o.y, o.y);
     alive = alive & !(__fadd_rn(x2, y2) > 4.0f);  // &, not &&: no branch
     o.n += alive;
-    const float xy = __fmul_rn(o.x, o.y);
-    o.y = __fadd_rn(__fadd_rn(xy, xy), o.c_im);
-    o.x = __fadd_rn(__fsub_rn(x2, y2), o.c_re);
+    const float xy = __fmul_rn(o.x, o.y), two_xy = __fadd_rn(xy, xy), diff = __fsub_rn(x2, y2);
+    o.y = __fadd_rn(two_xy, o.c_im);
+    o.x = __fadd_rn(diff, o.c_re);
   }
 }
 
