@@ -1,5 +1,7 @@
 #include "gpulab/image.hpp"
 
+#include "gpulab/parallel.hpp"
+
 #include <fmt/format.h>
 #include <png.h>
 
@@ -84,6 +86,29 @@ void write_png(const std::filesystem::path& path, const Image& image) {
   }
   png_write_end(png, nullptr);
   if (std::fflush(file.get()) != 0) throw std::runtime_error(fmt::format("cannot write {}", name));
+}
+
+std::vector<std::string> write_case_pictures(const std::filesystem::path& folder, const std::string& case_name,
+                                             const Image* input, const Image& got, const Image& expected) {
+  const std::string stem = picture_file_stem(case_name);
+  const Image difference = got.pixels != expected.pixels ? difference_image(got, expected) : Image{};
+  std::vector<std::pair<std::string, const Image*>> pictures;
+  if (input) pictures.emplace_back("input", input);
+  pictures.emplace_back("yours", &got);
+  pictures.emplace_back("reference", &expected);
+  if (!difference.pixels.empty()) pictures.emplace_back("difference", &difference);
+  std::vector<std::string> written;
+  for (const auto& [what, image] : pictures)
+    written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
+  std::vector<std::string> errors(pictures.size());
+  parallel_for(pictures.size(), [&](std::size_t i) {
+    try {
+      write_png(written[i], *pictures[i].second);
+    } catch (const std::exception& e) { errors[i] = e.what(); }
+  });
+  for (const auto& error : errors)
+    if (!error.empty()) throw std::runtime_error(error);
+  return written;
 }
 
 std::string picture_file_stem(const std::string& case_name) {

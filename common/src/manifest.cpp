@@ -355,6 +355,42 @@ class Reader {
       fail(t.get("hidden"), fmt::format("'hidden' must be 0 or at least {}, for the same coverage", r.fewest_cases()));
   }
 
+  // The bounds of a threshold or tier table: every key but `skip` names a backend and device class.
+  void read_bounds(const toml::table& t, const char* what, const std::vector<std::string>& skip, Threshold& th) const {
+    for (const auto& [key, value] : t) {
+      const std::string k(key.str());
+      if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
+      static const std::vector<std::string> allowed{"gpu", "cpu", "cuda_gpu", "opencl_gpu", "opencl_cpu"};
+      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+        fail(&value, fmt::format("unknown bound '{}' in {}: use {}", k, what, fmt::join(allowed, ", ")));
+      auto v = value.value<double>();
+      if (!v || *v <= 0) fail(&value, fmt::format("'{}' must be a positive number (a ratio such as 0.5)", k));
+      th.bounds[k] = *v;
+    }
+  }
+
+  // tier = { points = 1, gpu = 0.09 }: bounds on the threshold's metric, each above the threshold's
+  // bound for the same backend and device class, which must exist.
+  Tier tier(const toml::node& node, const std::optional<Threshold>& threshold) const {
+    const toml::table* t = node.as_table();
+    if (!t) fail(&node, "'tier' must be a table like { points = 1, gpu = 0.09 }");
+    if (!threshold) fail(&node, "a 'tier' raises a threshold: give the task a 'threshold' first");
+    Tier tier;
+    tier.points = required<double>(*t, "points", "a number: the points the tier adds, e.g. 1");
+    if (tier.points <= 0) fail(t->get("points"), "'points' of a tier must be positive");
+    tier.bounds.metric = threshold->metric;
+    read_bounds(*t, "tier", {"points"}, tier.bounds);
+    if (tier.bounds.bounds.empty()) fail(&node, "a 'tier' needs a bound, e.g. gpu = 0.09");
+    for (const std::string backend : {"cuda", "opencl"})
+      for (const DeviceClass c : {DeviceClass::gpu, DeviceClass::cpu}) {
+        const auto high = tier.bounds.bound(backend, c), low = threshold->bound(backend, c);
+        if (high && (!low || *high <= *low))
+          fail(&node, fmt::format("the tier's bound for {} on a {} ({}) must be above the threshold's ({})", backend,
+                                  to_string(c), *high, low ? fmt::format("{}", *low) : std::string("none")));
+      }
+    return tier;
+  }
+
   Threshold threshold(const toml::node& node) const {
     const toml::table* t = node.as_table();
     if (!t) fail(&node, "'threshold' must be a table like { metric = \"copy_fraction\", gpu = 0.5, cpu = 0.2 }");
@@ -365,16 +401,7 @@ class Reader {
       for (const auto& m : metrics()) names.push_back(m.name);
       fail(t->get("metric"), fmt::format("unknown metric '{}': use one of {}", th.metric, fmt::join(names, ", ")));
     }
-    for (const auto& [key, value] : *t) {
-      const std::string k(key.str());
-      if (k == "metric") continue;
-      static const std::vector<std::string> allowed{"gpu", "cpu", "cuda_gpu", "opencl_gpu", "opencl_cpu"};
-      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-        fail(&value, fmt::format("unknown bound '{}' in threshold: use {}", k, fmt::join(allowed, ", ")));
-      auto v = value.value<double>();
-      if (!v || *v <= 0) fail(&value, fmt::format("'{}' must be a positive number (a ratio such as 0.5)", k));
-      th.bounds[k] = *v;
-    }
+    read_bounds(*t, "threshold", {"metric"}, th);
     return th;
   }
 
@@ -450,6 +477,7 @@ class Reader {
       task.points = optional<double>(*t, "points", 0.0, "a number");
       task.bonus = optional<bool>(*t, "bonus", false, "true or false");
       if (const toml::node* th = t->get("threshold")) task.threshold = threshold(*th);
+      if (const toml::node* tr = t->get("tier")) task.tier = tier(*tr, task.threshold);
       if (m.find_task(task.name)) fail(t, fmt::format("task '{}' is defined twice", task.name));
       m.tasks.push_back(std::move(task));
     }

@@ -98,6 +98,13 @@ void from_json(const nlohmann::json& j, CaseResult& c) {
   c.timed_s = j.value("timed_s", 0.0);
 }
 
+bool tier_reached(const TaskResult& t) { return t.tier_threshold && t.ratio && *t.ratio >= *t.tier_threshold; }
+
+double points_earned(const TaskResult& t, double task_points) {
+  if (t.status != Status::passed) return 0;
+  return task_points + (tier_reached(t) ? t.tier_points : 0);
+}
+
 void to_json(nlohmann::json& j, const TaskResult& t) {
   j = {{"task", t.task},
        {"function", t.function},
@@ -116,6 +123,11 @@ void to_json(nlohmann::json& j, const TaskResult& t) {
   put_optional(j, "rate", t.rate);
   put_optional(j, "ratio", t.ratio);
   put_optional(j, "threshold", t.threshold);
+  if (t.tier_threshold) {
+    j["tier_threshold"] = *t.tier_threshold;
+    j["tier_points"] = t.tier_points;
+    j["tier_reached"] = tier_reached(t);
+  }
   if (!t.finding.empty()) j["finding"] = t.finding;
   if (t.borderline) j["borderline"] = true;
   if (t.failed_in_hidden_case) j["hidden_case"] = true;
@@ -145,6 +157,8 @@ void from_json(const nlohmann::json& j, TaskResult& t) {
   t.metric = j.value("metric", "");
   get_optional(j, "ratio", t.ratio);
   get_optional(j, "threshold", t.threshold);
+  get_optional(j, "tier_threshold", t.tier_threshold);
+  t.tier_points = j.value("tier_points", 0.0);
   t.finding = j.value("finding", "");
   t.borderline = j.value("borderline", false);
   t.failed_in_hidden_case = j.value("hidden_case", false);

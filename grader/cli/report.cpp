@@ -155,7 +155,16 @@ std::string task_row(const TaskResult& t, const std::vector<const Metric*>& colu
   const std::string mark = t.status == Status::passed ? (t.borderline ? "✔~" : "✔ ") : (t.borderline ? "✘~" : "✘ ");
   // Pad before painting: escape codes would upset the column widths.
   const std::string result = paint(fmt::format("{:<16}", mark + describe(t.status)), style_of(t.status));
-  return row + fmt::format(" {:>9}  {} {:>7}\n", needs, result, number(t.points) + "/" + number(t.max_points));
+  row += fmt::format(" {:>9}  {} {:>7}\n", needs, result, number(t.points) + "/" + number(t.max_points));
+  if (t.tier_threshold && bound) {
+    const std::string at = "≥" + format_ratio(*bound, *t.tier_threshold);
+    const std::string reached = !t.ratio                     ? "not measured"
+                                : t.status != Status::passed ? "the task must pass first"
+                                : tier_reached(t)            ? "reached"
+                                                             : "not reached";
+    row += fmt::format("  {:<16} bonus tier: +{} at {} — {}\n", "", number(t.tier_points), at, reached);
+  }
+  return row;
 }
 
 // What went wrong in a failed task: its message (marked when a hidden case failed) and what the
@@ -243,8 +252,9 @@ std::string render_report(const RunSummary& run, bool color) {
           "information\n",
           fmt::join(tasks, ", "));
     if (!lab.pictures_dir.empty())
-      out += fmt::format("  pictures (input, yours, reference, and the difference where they differ): {}/\n",
-                         lab.pictures_dir);
+      out += fmt::format(
+          "  pictures (yours, the reference, the difference where they differ, the input where there is one): {}/\n",
+          lab.pictures_dir);
     if (!lab.output.empty()) {
       bool failed = false;
       for (const auto& t : lab.tasks) failed |= t.status != Status::passed;

@@ -120,6 +120,18 @@ std::vector<std::string> runner_argv(const Pass& pass, const fs::path& progress)
   return argv;
 }
 
+// A task's bonus tier as the manifest sets it for the backend and the device class the runner ran
+// on, never as the runner's result says.
+void set_tier_from_manifest(TaskResult& r, const Task& task, const std::string& backend, const nlohmann::json& device) {
+  r.tier_threshold.reset();
+  r.tier_points = 0;
+  if (!task.tier || !r.threshold || !device.is_object()) return;
+  const std::string cls = device.value("class", "");
+  if (cls != "gpu" && cls != "cpu") return;
+  r.tier_threshold = task.tier->bounds.bound(backend, cls == "gpu" ? DeviceClass::gpu : DeviceClass::cpu);
+  if (r.tier_threshold) r.tier_points = task.tier->points;
+}
+
 // A process's events into the pass: device, calibration, phases, and the results of pending tasks.
 // Points and the maximum come from the manifest, once per pending task: the progress file is written
 // by the process that runs student code.
@@ -139,7 +151,8 @@ void take_progress(Pass& pass, const RunnerProgress& progress) {
     r.function = task->function;
     r.max_points = task->points;
     r.bonus = task->bonus;
-    r.points = r.status == Status::passed ? task->points : 0;
+    set_tier_from_manifest(r, *task, pass.req.backend, run.device);
+    r.points = points_earned(r, task->points);
     pass.finished[r.task] = r;
   }
   std::erase_if(pass.pending, [&](const std::string& t) { return pass.finished.count(t) > 0; });

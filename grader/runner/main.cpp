@@ -103,6 +103,10 @@ TaskResult task_result_before_cases(const RunContext& ctx, const Task& task, std
     r.metric = task.threshold->metric;
     r.threshold = task.threshold->bound(ctx.device.info().backend, ctx.device.info().device_class);
   }
+  if (task.tier && r.threshold) {
+    r.tier_threshold = task.tier->bounds.bound(ctx.device.info().backend, ctx.device.info().device_class);
+    if (r.tier_threshold) r.tier_points = task.tier->points;
+  }
   return r;
 }
 
@@ -177,7 +181,7 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   } else {
     decide_status(r, calibration);
   }
-  if (r.status == Status::passed) r.points = task.points;
+  r.points = points_earned(r, task.points);
   progress.emit({{"event", "task_end"}, {"result", r}});
   return !device_lost;
 }

@@ -26,11 +26,15 @@ void gaussian(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem temp, cl_mem out, 
 }
 
 void median3(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height) {
-  // TODO (launch): "median3_kernel" with arguments (in, out, width, height), as box_tiled.
+  // TODO (launch): "median3_kernel" with arguments (in, out, width, height), as box_tiled. If your
+  //   work-items filter several pixels (filter.cl's TODO 4: 4 pixels of 8 rows), the global size
+  //   covers work-items, not pixels: round_up((width + 3) / 4, local x) x round_up((height + 7) / 8,
+  //   local y), with the work-group size the kernel requires.
   GPULAB_NOT_IMPLEMENTED("median3: launch median3_kernel (see the TODOs in filter.cl)");
 }
 
 void median5(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height) {
-  // TODO (bonus): "median5_kernel", as median3.
+  // TODO (bonus): "median5_kernel", as median3 (a work-item per 2x2 block of outputs: (width + 1) / 2
+  //   x (height + 1) / 2 work-items, rounded up to the work-group).
   GPULAB_NOT_IMPLEMENTED("median5 (bonus): launch median5_kernel (see the TODO in filter.cl)");
 }

@@ -29,26 +29,43 @@ constexpr int kThreads = kBins;  // one thread per bin: each zeroes and merges i
 __global__ void histogram_shared_kernel(const unsigned char* __restrict__ bytes, unsigned* bins, int n) {
   // TODO 3 (privatisation): a __shared__ array of kBins counters for this block; each thread
   //   zeroes the one at threadIdx.x; __syncthreads().
-  // TODO 4 (grid-stride loop): for i = global index; i < n; i += gridDim.x * blockDim.x, add 1 to
-  //   the block's counter of bytes[i] with atomicAdd on shared memory (only this block competes).
+  // TODO 4 (grid-stride loop, wide loads): read the input as 32-bit words (a `const unsigned*` to
+  //   `bytes`: the grader's buffers are 256-byte aligned), one load for four bytes: for w = global
+  //   index; w < n / 4; w += gridDim.x * blockDim.x, take the 4 bytes of word w out by shifts,
+  //   (word >> (8 * k)) & 0xFF for k = 0..3, and add 1 to the block's counter of each with atomicAdd
+  //   on shared memory (only this block competes). Then the last n % 4 bytes one by one, in the same
+  //   grid-stride loop from 4 * (n / 4) + global index. Byte loads cost one load instruction per
+  //   atomic: a word keeps the memory busy with a quarter of them.
   // TODO 5 (merge): __syncthreads(), then each thread adds the block's count of its bin to
   //   bins[threadIdx.x] with one global atomicAdd (skip zeros): 256 global atomics per block.
 }
 
 void histogram_shared(const unsigned char* bytes, unsigned* bins, int n) {
-  // TODO 6: zero the bins; launch histogram_shared_kernel with kThreads threads per block and
-  //   enough blocks to fill the GPU but no more than the bytes need: min(blocks_for(n, kThreads),
-  //   8 x the SM count) (cudaDeviceGetAttribute with cudaDevAttrMultiProcessorCount), at least 1.
-  //   Fewer blocks mean fewer merges; too few leave SMs idle. Check the launch.
+  // TODO 6 (occupancy): zero the bins; launch histogram_shared_kernel with kThreads threads per
+  //   block and as many blocks as the GPU runs at once, but no more than the words need:
+  //   min(blocks_for(blocks_for(n, 4), kThreads), SM count x blocks per SM), at least 1. The SM
+  //   count: cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) after
+  //   cudaGetDevice; the blocks per SM: the occupancy calculator,
+  //   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_shared_kernel, kThreads, 0).
+  //   Fewer blocks mean fewer merges; too few leave SMs idle. Check every call and the launch.
   GPULAB_NOT_IMPLEMENTED("histogram_shared: per-block bins in shared memory (TODO 3-6)");
 }
 
 void histogram_fast(const unsigned char* bytes, unsigned* bins, int n) {
-  // TODO (bonus, fast): three ideas, each measurable on its own (README, "fast"):
-  //   - 16 bytes per load: read the input as uint4 (the grader's buffers are aligned to 256 bytes;
-  //     the last n % 16 bytes one by one);
-  //   - one sub-histogram per warp in shared memory (8 x 256 counters): warps stop competing;
-  //   - merge runs of equal bytes in registers before the atomic (one repeated byte costs one
-  //     atomic per thread, not one per byte).
-  GPULAB_NOT_IMPLEMENTED("histogram_fast: vector loads, per-warp bins, merged runs (bonus)");
+  // TODO (bonus, fast): write histogram_fast_kernel (256 threads per block) with three ideas, each
+  //   measurable on its own (README, "fast"):
+  //   - 16 bytes per load (load width): read the input as uint4 and count its four words as in
+  //     TODO 4 (the last n % 16 bytes one by one);
+  //   - two loads in flight (latency): load vector v and vector v + stride before counting either,
+  //     v += 2 * stride, then the one left without a pair: the 32 KiB of bins below leave fewer
+  //     threads per SM, so each keeps more bytes on their way from memory;
+  //   - a copy of the bins per lane (bank conflicts): __shared__ unsigned lane_bins[kBins][32]
+  //     (32 KiB), lane l = threadIdx.x % 32 counts byte b into lane_bins[b][l]. All of lane l's
+  //     counters lie in bank l, so a warp's 32 atomics hit 32 banks: one pass whatever the bytes
+  //     (one set of bins takes 3-4 passes on uniform bytes). At the end thread b sums the 32 copies
+  //     of bin b starting at copy b % 32, lane_bins[b][(b + l) % 32] (a warp then reads 32 banks, not
+  //     one), and adds the sum to bins[b] with one global atomicAdd.
+  //   Launch as in TODO 6: blocks for n / 16 vectors, no more than the occupancy calculator allows
+  //   for histogram_fast_kernel (its 32 KiB of shared memory limit the blocks per SM).
+  GPULAB_NOT_IMPLEMENTED("histogram_fast: 16-byte loads, a copy of the bins per lane (bonus)");
 }

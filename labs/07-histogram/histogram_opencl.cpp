@@ -22,13 +22,17 @@ void histogram_global(const gpulab::OpenCLLab& lab, cl_mem bytes, cl_mem bins, i
 }
 
 void histogram_shared(const gpulab::OpenCLLab& lab, cl_mem bytes, cl_mem bins, int n) {
-  // TODO 6: zero the bins; enqueue histogram_shared_kernel in work-groups of 256, as many as fill
-  //   the device but no more than the bytes need: min(round_up(n, 256) / 256, 8 x the compute
-  //   units) (clGetDeviceInfo with CL_DEVICE_MAX_COMPUTE_UNITS on lab.device()), at least 1.
+  // TODO 6 (occupancy): zero the bins; enqueue histogram_shared_kernel in work-groups of 256, as
+  //   many as the device runs at once but no more than the words need: min(groups for the
+  //   round_up(n, 4) / 4 words, 8 x the compute units), at least 1 (clGetDeviceInfo with
+  //   CL_DEVICE_MAX_COMPUTE_UNITS on lab.device()). OpenCL has no occupancy calculator: 8 groups of
+  //   256 work-items fill an NVIDIA SM (2048 threads). Global size = groups x 256.
   GPULAB_NOT_IMPLEMENTED("histogram_shared: per-work-group bins in local memory (TODO 3-6)");
 }
 
 void histogram_fast(const gpulab::OpenCLLab& lab, cl_mem bytes, cl_mem bins, int n) {
-  // TODO (bonus): vector loads, per-warp bins, merged runs of equal bytes (see the README).
-  GPULAB_NOT_IMPLEMENTED("histogram_fast: vector loads, per-warp bins, merged runs (bonus)");
+  // TODO (bonus): launch your histogram_fast_kernel (histogram.cl) as in TODO 6, with groups for the
+  //   round_up(n, 16) / 16 vectors and 4 groups per compute unit: each holds 32 KiB of per-lane bins,
+  //   and 4 fit the shared memory of an SM of an A100 or an H100 (see the README).
+  GPULAB_NOT_IMPLEMENTED("histogram_fast: 16-byte loads, a copy of the bins per lane (bonus)");
 }

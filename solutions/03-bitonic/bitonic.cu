@@ -67,15 +67,13 @@ __device__ void chunk_step(unsigned* chunk, int k, int j) {
   }
 }
 
-template <typename Chunk>
-__device__ void load_chunk(Chunk chunk, const unsigned* keys, int n) {
+__device__ void load_chunk(unsigned* chunk, const unsigned* keys, int n) {
   const int base = blockIdx.x * kChunk;
   for (int e = threadIdx.x; e < kChunk; e += blockDim.x) chunk[e] = base + e < n ? keys[base + e] : UINT_MAX;
   __syncthreads();
 }
 
-template <typename Chunk>
-__device__ void store_chunk(Chunk chunk, unsigned* keys, int n) {
+__device__ void store_chunk(const unsigned* chunk, unsigned* keys, int n) {
   __syncthreads();
   const int base = blockIdx.x * kChunk;
   for (int e = threadIdx.x; e < kChunk; e += blockDim.x)
@@ -106,18 +104,15 @@ __global__ void bitonic_chunk_merge_kernel(unsigned* keys, int n, int k) {
 }
 
 // The far steps of each stage run as global launches by `far_steps(k, j_first)`, which returns
-// how many steps it did; the near steps run in shared memory, by `merge`.
-using SortKernel = void (*)(unsigned*, int, int);
-using MergeKernel = void (*)(unsigned*, int, int);
+// how many steps it did; the near steps run in shared memory.
 template <typename FarSteps>
-void sort_by_chunks(unsigned* keys, int n, FarSteps far_steps, SortKernel sort = bitonic_chunk_sort_kernel,
-                    MergeKernel merge = bitonic_chunk_merge_kernel, int threads = kChunkThreads) {
+void sort_by_chunks(unsigned* keys, int n, FarSteps far_steps) {
   const int padded = padded_length(n), chunks = gpulab::blocks_for(n, kChunk);
-  sort<<<chunks, threads>>>(keys, n, padded);
+  bitonic_chunk_sort_kernel<<<chunks, kChunkThreads>>>(keys, n, padded);
   gpulab::check(cudaGetLastError(), "launching the chunk sort");
   for (int k = 2 * kChunk; k <= padded; k <<= 1) {
     for (int j = k / 2; j >= kChunk;) j >>= far_steps(k, j);
-    merge<<<chunks, threads>>>(keys, n, k);
+    bitonic_chunk_merge_kernel<<<chunks, kChunkThreads>>>(keys, n, k);
     gpulab::check(cudaGetLastError(), "launching the chunk merge");
   }
 }
@@ -137,6 +132,19 @@ void bitonic_any_n(unsigned* keys, int n) { bitonic_shared(keys, n); }
 // --8<-- [end:any_n]
 
 // --8<-- [start:fast]
+// Each thread keeps 32 keys in registers; a block of 512 threads sorts a chunk of 16384 keys. The
+// bigger the chunk, the more steps of every stage stay on chip: far steps (over global memory) are
+// only those with j >= kFastChunk. 16384 keys are 64 KiB of shared memory, more than a static
+// array may take (48 KiB): the chunk kernels take it as dynamic shared memory.
+constexpr int kItems = 32;  // keys per thread
+constexpr int kItemBits = 5;
+constexpr int kFastThreads = 512;
+constexpr int kFastChunk = kItems * kFastThreads;
+constexpr int kFastChunkBits = 14;
+constexpr int kFastChunkBytes = kFastChunk * sizeof(unsigned);
+static_assert(kFastChunk == 1 << kFastChunkBits && kItems == 1 << kItemBits);
+constexpr int kFarThreads = 256;
+
 // The keys of the array, read and written with the padding rule: positions past n read as the
 // largest key and are never written.
 struct GlobalKeys {
@@ -148,123 +156,179 @@ struct GlobalKeys {
   }
 };
 
-// A chunk in shared memory with a spare word after every 32 keys: the strided groups of the near
-// steps (8 keys 1 or 4 apart, say) then spread over the 32 banks instead of queueing on a few.
-constexpr int kPaddedChunk = kChunk + kChunk / 32;
+// A chunk in shared memory, XOR-swizzled: key i lives in word i ^ (bits 5..9 of i), so bank
+// (i ^ i >> 5) % 32. Whichever five index bits a thread's 32 keys differ in, the 32 lanes of a
+// warp then read 32 different banks (the padded chunk of before could not do that for keys 32
+// apart), and the chunk needs no spare words.
 struct SharedChunk {
   unsigned* words;
-  __device__ unsigned& operator[](unsigned i) const { return words[i + (i >> 5)]; }
-  __device__ unsigned load(unsigned i) const { return (*this)[i]; }
-  __device__ void store(unsigned i, unsigned key) const { (*this)[i] = key; }
+  __device__ unsigned load(unsigned i) const { return words[i ^ (i >> 5 & 31)]; }
+  __device__ void store(unsigned i, unsigned key) const { words[i ^ (i >> 5 & 31)] = key; }
 };
 
-// The S consecutive steps (k, j), (k, j/2), ..., (k, j >> (S-1)) on one group of 2^S keys in
-// registers. A group is closed under all of the steps' partner masks, so the thread needs nobody
-// else: one read and one write of each key instead of S. Group g is the one whose first index is
-// g with S zero bits inserted at bit `low`. The keys come from `from` and go to `to`: a launch can
-// read them from global memory and leave them in shared memory.
-template <int S, typename From, typename To>
-__device__ void steps_in_registers(const From& from, const To& to, unsigned group, unsigned k, unsigned j) {
-  constexpr int kKeys = 1 << S;
-  const int low = __ffs(j) - S;  // the steps use bits low .. log2(j) of the index
-  const unsigned first = ((group >> low) << (low + S)) | (group & ((1u << low) - 1));
-  unsigned index[kKeys], key[kKeys];
+// One compare-exchange: the smaller key to `low`. Two instructions (min, max), no branch.
+__device__ void order(unsigned& low, unsigned& high) {
+  const unsigned a = low;
+  low = min(a, high);
+  high = max(a, high);
+}
+
+// The steps (k, 2^top), (k, 2^(top-1)), ... (`steps` of them, at most 5) on the 32 keys of group
+// `group`: the keys whose indices differ only in bits top-4 .. top. The group is closed under
+// every step's partner mask, so the thread needs nobody else: one load and one store of each key
+// for up to five steps. Slot c holds index first | c << low; after a mirror step (the first of
+// the stage) the upper half of the slots holds its indices mirrored, i ^ (k - 1), and there the
+// smaller key goes to the higher slot.
+template <bool kMirror, typename From, typename To>
+__device__ void group_steps(const From& from, const To& to, unsigned group, unsigned k, int top, int steps) {
+  const int low = top - (kItemBits - 1);
+  const unsigned first = ((group >> low) << (top + 1)) | (group & ((1u << low) - 1));
+  const unsigned mirrored = kMirror ? (k - 1) ^ (1u << top) : 0;  // the bits below top, for slots c >= 16
+  unsigned key[kItems];
 #pragma unroll
-  for (int c = 0; c < kKeys; ++c) {
-    index[c] = first;
+  for (int c = 0; c < kItems; ++c) key[c] = from.load((first | c << low) ^ (c >= kItems / 2 ? mirrored : 0));
 #pragma unroll
-    for (int q = 0; q < S; ++q)
-      if (c >> q & 1) index[c] ^= q == 0 && j == k / 2 ? k - 1 : j >> q;
-    key[c] = from.load(index[c]);
-  }
+  for (int q = 0; q < kItemBits; ++q) {
+    if (q >= steps) break;
+    const int bit = kItemBits - 1 - q;  // step q works on slot bit `bit`
 #pragma unroll
-  for (int q = 0; q < S; ++q)
-#pragma unroll
-    for (int c = 0; c < kKeys; ++c) {
-      const int d = c | 1 << q;
-      if (c >> q & 1) continue;
-      const bool c_low = index[c] < index[d];  // the smaller key goes to the lower index
-      if (c_low ? key[c] > key[d] : key[d] > key[c]) {
-        const unsigned x = key[c];
-        key[c] = key[d];
-        key[d] = x;
+    for (int c = 0; c < kItems; ++c) {
+      if (c >> bit & 1) continue;
+      const int d = c | 1 << bit;
+      if (kMirror && q > 0 && c >= kItems / 2) {
+        order(key[d], key[c]);
+      } else {
+        order(key[c], key[d]);
       }
     }
+  }
+  // The same indices as the loads (first has zeros in bits low .. top), written as a sum: the
+  // compiler then recomputes them instead of holding 32 more registers across the exchanges. That
+  // fits the chunk kernels into 64 registers (two blocks of 512 threads per SM) with a few words
+  // spilled, instead of 80 to 90 registers and one block per SM.
 #pragma unroll
-  for (int c = 0; c < kKeys; ++c) to.store(index[c], key[c]);
+  for (int c = 0; c < kItems; ++c) to.store((first + (c << low)) ^ (c >= kItems / 2 ? mirrored : 0), key[c]);
 }
 
-// S far steps in one launch: one pass over the array instead of S.
-template <int S>
-__global__ void bitonic_fused_kernel(unsigned* keys, int n, int k, int j) {
+template <typename From, typename To>
+__device__ void group_steps(const From& from, const To& to, unsigned group, unsigned k, int top, int steps) {
+  if (2u << top == k) {  // the mirror step is a compile-time case: no extra selects in the exchanges
+    group_steps<true>(from, to, group, k, top, steps);
+  } else {
+    group_steps<false>(from, to, group, k, top, steps);
+  }
+}
+
+// Up to five far steps of stage k in one launch: one pass over the array instead of five.
+__global__ void __launch_bounds__(kFarThreads) bitonic_far_kernel(unsigned* keys, int n, int k, int top, int steps) {
   const GlobalKeys array{keys, static_cast<unsigned>(n)};
-  steps_in_registers<S>(array, array, blockIdx.x * blockDim.x + threadIdx.x, k, j);
+  group_steps(array, array, blockIdx.x * blockDim.x + threadIdx.x, k, top, steps);
+}
+// The 32 consecutive keys t * 32 .. t * 32 + 31 of thread t. Steps j <= 16 stay inside such a run:
+// the last five steps of every stage, and all of the stages 2 .. 32, need no shared memory.
+// kSort: stages 2 .. 32; otherwise the steps 16 .. 1 of a larger stage (never a mirror step).
+template <bool kSort>
+__device__ void run_steps(const SharedChunk& chunk) {
+  const unsigned first = threadIdx.x * kItems;
+  unsigned key[kItems];
+#pragma unroll
+  for (int c = 0; c < kItems; ++c) key[c] = chunk.load(first + c);
+#pragma unroll
+  for (int k = kSort ? 2 : kItems; k <= kItems; k <<= 1) {
+    if (kSort) {
+#pragma unroll
+      for (int c = 0; c < kItems; ++c)
+        if (!(c & k / 2)) order(key[c], key[c ^ (k - 1)]);  // the mirror step
+    }
+#pragma unroll
+    for (int j = kSort ? k / 4 : k / 2; j > 0; j >>= 1)
+#pragma unroll
+      for (int c = 0; c < kItems; ++c)
+        if (!(c & j)) order(key[c], key[c | j]);
+  }
+#pragma unroll
+  for (int c = 0; c < kItems; ++c) chunk.store(first + c, key[c]);
 }
 
-constexpr int kMaxFused = 4;  // far steps per launch: 16 keys per thread
-
-int launch_fused_far_steps(unsigned* keys, int n, int k, int j) {
-  const int steps = std::min(kMaxFused, __builtin_ctz(j) - __builtin_ctz(kChunk) + 1);  // down to j = kChunk
-  constexpr int threads = 256;
-  const int blocks = gpulab::blocks_for(padded_length(n) >> steps, threads);
-  switch (steps) {  // the step count is a template argument, so the 2^S keys stay in registers
-    case 1: bitonic_fused_kernel<1><<<blocks, threads>>>(keys, n, k, j); break;
-    case 2: bitonic_fused_kernel<2><<<blocks, threads>>>(keys, n, k, j); break;
-    case 3: bitonic_fused_kernel<3><<<blocks, threads>>>(keys, n, k, j); break;
-    default: bitonic_fused_kernel<4><<<blocks, threads>>>(keys, n, k, j); break;
-  }
-  gpulab::check(cudaGetLastError(), "launching bitonic_fused_kernel");
-  return steps;
-}
-
-// The near steps run three per barrier: each of the block's threads holds a group of 8 keys.
-constexpr int kNearThreads = kChunk / 8;
-
-// Steps j .. 1 of stage k on a chunk: groups of three steps, then the two or one left over.
-__device__ void near_steps(const SharedChunk& chunk, int k, int j) {
-  for (; j >= 4; j >>= 3) {
-    steps_in_registers<3>(chunk, chunk, threadIdx.x, k, j);
-    __syncthreads();
-  }
-  if (j == 2) {
-    for (unsigned g = threadIdx.x; g < kChunk / 4; g += kNearThreads) steps_in_registers<2>(chunk, chunk, g, k, 2);
-    __syncthreads();
-  } else if (j == 1) {
-    for (unsigned g = threadIdx.x; g < kChunk / 2; g += kNearThreads) steps_in_registers<1>(chunk, chunk, g, k, 1);
+// The steps 2^top .. 32 of stage k on the chunk, five per barrier (the last group may be shorter).
+__device__ void chunk_group_steps(const SharedChunk& chunk, unsigned k, int top) {
+  for (int steps; top >= kItemBits; top -= steps) {
+    steps = min(kItemBits, top - kItemBits + 1);
+    group_steps(chunk, chunk, threadIdx.x, k, top, steps);
     __syncthreads();
   }
 }
 
-__global__ void __launch_bounds__(kNearThreads) bitonic_chunk_sort_fused_kernel(unsigned* keys, int n, int padded) {
-  __shared__ unsigned words[kPaddedChunk];
+// The chunk in and out of shared memory: consecutive threads, consecutive keys (coalesced).
+__device__ void copy_in(const GlobalKeys& own, const SharedChunk& chunk) {
+  for (unsigned e = threadIdx.x; e < kFastChunk; e += kFastThreads) chunk.store(e, own.load(e));
+  __syncthreads();
+}
+
+__device__ void copy_out(const SharedChunk& chunk, const GlobalKeys& own) {
+  for (unsigned e = threadIdx.x; e < kFastChunk; e += kFastThreads) own.store(e, chunk.load(e));
+}
+
+// Stages 2 .. kFastChunk: a stage k is ceil((log2(k) - 5) / 5) groups in shared memory and one
+// run in registers, so 3 barriers at most instead of log2(k).
+__global__ void __launch_bounds__(kFastThreads, 2) bitonic_chunk_sort_registers_kernel(unsigned* keys, int n) {
+  extern __shared__ unsigned words[];
   const SharedChunk chunk{words};
-  load_chunk(chunk, keys, n);
-  for (int k = 2; k <= min(kChunk, padded); k <<= 1) near_steps(chunk, k, k / 2);
-  store_chunk(chunk, keys, n);
+  const unsigned base = blockIdx.x * kFastChunk;
+  const GlobalKeys own{keys + base, static_cast<unsigned>(n) - base};
+  copy_in(own, chunk);
+  run_steps<true>(chunk);
+  __syncthreads();
+  for (unsigned k = 2 * kItems; k <= kFastChunk; k <<= 1) {
+    chunk_group_steps(chunk, k, __ffs(k) - 2);
+    run_steps<false>(chunk);
+    __syncthreads();
+  }
+  copy_out(chunk, own);
 }
 
-// The near steps j = kChunk/2 .. 1 of a stage k > kChunk: 11 steps as 3 + 3 + 3 + 2. The first
-// three read their keys straight from global memory (coalesced: a group's keys are 256 apart) and
-// the last two write them straight back, which saves two barriers and two passes through shared
-// memory (6.5 -> 6.8 Gkeys/s on the H100).
-static_assert(kChunk == 2048, "bitonic_chunk_merge_fused_kernel splits the 11 near steps of a 2048-key chunk");
-__global__ void __launch_bounds__(kNearThreads) bitonic_chunk_merge_fused_kernel(unsigned* keys, int n, int k) {
-  __shared__ unsigned words[kPaddedChunk];
+// The 14 near steps j = 8192 .. 1 of a stage k > kFastChunk: 5 + 4 in shared memory, 5 in
+// registers. The first group comes straight from global memory (its 32 keys are 512 apart, so the
+// lanes of a warp read consecutive keys) into shared memory: no copy_in pass, one barrier less.
+__global__ void __launch_bounds__(kFastThreads, 2) bitonic_chunk_merge_registers_kernel(unsigned* keys, int n, int k) {
+  extern __shared__ unsigned words[];
   const SharedChunk chunk{words};
-  const unsigned base = blockIdx.x * kChunk;
-  const GlobalKeys own_keys{keys + base, static_cast<unsigned>(n) - base};
-  steps_in_registers<3>(own_keys, chunk, threadIdx.x, k, kChunk / 2);
+  const unsigned base = blockIdx.x * kFastChunk;
+  const GlobalKeys own{keys + base, static_cast<unsigned>(n) - base};
+  group_steps(own, chunk, threadIdx.x, k, kFastChunkBits - 1, kItemBits);
   __syncthreads();
-  steps_in_registers<3>(chunk, chunk, threadIdx.x, k, kChunk / 16);
+  chunk_group_steps(chunk, k, kFastChunkBits - 1 - kItemBits);
+  run_steps<false>(chunk);
   __syncthreads();
-  steps_in_registers<3>(chunk, chunk, threadIdx.x, k, kChunk / 128);
-  __syncthreads();
-  for (unsigned g = threadIdx.x; g < kChunk / 4; g += kNearThreads) steps_in_registers<2>(chunk, own_keys, g, k, 2);
+  copy_out(chunk, own);
+}
+
+// Far steps of stage k (j = k/2 .. kFastChunk), five per launch: 1 to 10 steps, 1 or 2 launches.
+void launch_far_steps(unsigned* keys, int n, int k) {
+  const int threads = padded_length(n) / kItems;
+  for (int top = __builtin_ctz(k) - 1, steps; top >= kFastChunkBits; top -= steps) {
+    steps = std::min(kItemBits, top - kFastChunkBits + 1);
+    bitonic_far_kernel<<<threads / kFarThreads, kFarThreads>>>(keys, n, k, top, steps);
+    gpulab::check(cudaGetLastError(), "launching bitonic_far_kernel");
+  }
 }
 
 void bitonic_fast(unsigned* keys, int n) {
-  sort_by_chunks(
-      keys, n, [&](int k, int j) { return launch_fused_far_steps(keys, n, k, j); }, bitonic_chunk_sort_fused_kernel,
-      bitonic_chunk_merge_fused_kernel, kNearThreads);
+  static const bool big_chunks_allowed = [] {  // once: 64 KiB of dynamic shared memory per block
+    for (const void* kernel : {reinterpret_cast<const void*>(bitonic_chunk_sort_registers_kernel),
+                               reinterpret_cast<const void*>(bitonic_chunk_merge_registers_kernel)})
+      gpulab::check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kFastChunkBytes),
+                    "allowing 64 KiB of shared memory per chunk");
+    return true;
+  }();
+  (void)big_chunks_allowed;
+  const int padded = padded_length(n), chunks = gpulab::blocks_for(n, kFastChunk);
+  bitonic_chunk_sort_registers_kernel<<<chunks, kFastThreads, kFastChunkBytes>>>(keys, n);
+  gpulab::check(cudaGetLastError(), "launching the chunk sort");
+  for (int k = 2 * kFastChunk; k <= padded; k <<= 1) {
+    launch_far_steps(keys, n, k);
+    bitonic_chunk_merge_registers_kernel<<<chunks, kFastThreads, kFastChunkBytes>>>(keys, n, k);
+    gpulab::check(cudaGetLastError(), "launching the chunk merge");
+  }
 }
 // --8<-- [end:fast]

@@ -26,18 +26,16 @@ void launch_step(const gpulab::OpenCLLab& lab, cl_mem keys, int n, int k, int j)
   enqueue(lab, kernel, round_up(padded_length(n) / 2, 256), 256, "launching bitonic_step_kernel");
 }
 
-// Chunks sorted in local memory by the kernel `sort_name`, then per stage the far steps by `far_steps(k, j)` (which returns
-// how many steps it did) and the near steps in local memory by the kernel `merge_name`.
+// Chunks sorted in local memory, then per stage the far steps by `far_steps(k, j)` (which returns
+// how many steps it did) and the near steps in local memory.
 template <typename FarSteps>
-void sort_by_chunks(const gpulab::OpenCLLab& lab, cl_mem keys, int n, FarSteps far_steps,
-                    const char* sort_name = "bitonic_chunk_sort_kernel",
-                    const char* merge_name = "bitonic_chunk_merge_kernel", size_t threads = kChunk / 2) {
+void sort_by_chunks(const gpulab::OpenCLLab& lab, cl_mem keys, int n, FarSteps far_steps) {
   const int padded = padded_length(n);
-  const size_t global = (n + kChunk - 1) / kChunk * threads;
-  cl_kernel sort = lab.kernel(sort_name);
+  const size_t threads = kChunk / 2, global = (n + kChunk - 1) / kChunk * threads;
+  cl_kernel sort = lab.kernel("bitonic_chunk_sort_kernel");
   gpulab::set_args(sort, keys, n, padded);
   enqueue(lab, sort, global, threads, "launching the chunk sort");
-  cl_kernel merge = lab.kernel(merge_name);
+  cl_kernel merge = lab.kernel("bitonic_chunk_merge_kernel");
   for (int k = 2 * kChunk; k <= padded; k <<= 1) {
     for (int j = k / 2; j >= kChunk;) j >>= far_steps(k, j);
     gpulab::set_args(merge, keys, n, k);
@@ -68,13 +66,32 @@ void bitonic_shared(const gpulab::OpenCLLab& lab, cl_mem keys, int n) {
 void bitonic_any_n(const gpulab::OpenCLLab& lab, cl_mem keys, int n) { bitonic_shared(lab, keys, n); }
 
 // --8<-- [start:fast]
+constexpr int kItems = 32, kItemBits = 5;         // ITEMS, ITEM_BITS in bitonic.cl: keys per work-item
+constexpr int kFastThreads = 256;                 // FAST_THREADS
+constexpr int kFastChunk = kItems * kFastThreads;  // FAST_CHUNK: 8192 keys, 32 KiB of local memory
+constexpr int kFastChunkBits = 13;
+
+// Far steps of stage k (j = k/2 .. kFastChunk), five per launch: one pass over the keys each.
+void enqueue_far_steps(const gpulab::OpenCLLab& lab, cl_mem keys, int n, int k) {
+  cl_kernel far = lab.kernel("bitonic_far_kernel");
+  const size_t global = padded_length(n) / kItems;
+  for (int top = __builtin_ctz(k) - 1, steps; top >= kFastChunkBits; top -= steps) {
+    steps = std::min(kItemBits, top - kFastChunkBits + 1);
+    gpulab::set_args(far, keys, n, k, top, steps);
+    enqueue(lab, far, global, 256, "launching bitonic_far_kernel");
+  }
+}
+
 void bitonic_fast(const gpulab::OpenCLLab& lab, cl_mem keys, int n) {
-  cl_kernel fused = lab.kernel("bitonic_fused_kernel");
-  sort_by_chunks(lab, keys, n, [&](int k, int j) {
-    const int steps = std::min(4, __builtin_ctz(j) - __builtin_ctz(kChunk) + 1);  // MAX_FUSED; down to j = kChunk
-    gpulab::set_args(fused, keys, n, k, j, steps);
-    enqueue(lab, fused, round_up(padded_length(n) >> steps, 256), 256, "launching bitonic_fused_kernel");
-    return steps;
-  }, "bitonic_chunk_sort_fused_kernel", "bitonic_chunk_merge_fused_kernel", kChunk / 8);  // NEAR_THREADS
+  const size_t global = round_up(n, kFastChunk) / kItems;  // one work-group per chunk
+  cl_kernel sort = lab.kernel("bitonic_chunk_sort_registers_kernel");
+  gpulab::set_args(sort, keys, n);
+  enqueue(lab, sort, global, kFastThreads, "launching the chunk sort");
+  cl_kernel merge = lab.kernel("bitonic_chunk_merge_registers_kernel");
+  for (int k = 2 * kFastChunk; k <= padded_length(n); k <<= 1) {
+    enqueue_far_steps(lab, keys, n, k);
+    gpulab::set_args(merge, keys, n, k);
+    enqueue(lab, merge, global, kFastThreads, "launching the chunk merge");
+  }
 }
 // --8<-- [end:fast]

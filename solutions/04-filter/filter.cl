@@ -207,76 +207,173 @@ GAUSSIAN_KERNELS(8)
 // --8<-- [end:gaussian]
 
 // --8<-- [start:median]
-// Compare-exchange on all four channels at once: a gets the smaller value, b the larger.
-void order(uchar4* a, uchar4* b) {
-  const uchar4 lo = min(*a, *b);
-  *b = max(*a, *b);
-  *a = lo;
+// A median compares bytes and never adds them, so two channels can share a 32-bit word: r and b in
+// the 16-bit lanes of one word (0x00BB00RR), g and a in those of another (0x00AA00GG), and one
+// ushort2 min or max serves two channels (CUDA's __vminu2: one instruction on sm_90).
+uint even_lanes(uint pixel) { return pixel & 0x00FF00FFu; }        // r, b
+uint odd_lanes(uint pixel) { return (pixel >> 8) & 0x00FF00FFu; }  // g, a
+uint join_lanes(uint even, uint odd) { return even | odd << 8; }
+uint lo(uint a, uint b) { return as_uint(min(as_ushort2(a), as_ushort2(b))); }
+uint hi(uint a, uint b) { return as_uint(max(as_ushort2(a), as_ushort2(b))); }
+// Compare-exchange, lane by lane: a gets the smaller value, b the larger.
+void order(uint* a, uint* b) {
+  const uint smaller = lo(*a, *b);
+  *b = hi(*a, *b);
+  *a = smaller;
+}
+uint median_of_3(uint a, uint b, uint c) { return hi(lo(a, b), lo(hi(a, b), c)); }
+
+// A work-item's run of one row: P pixels from x0 (one vector load when the rows are a multiple of
+// P pixels wide, as the timed image is) and H pixels either side, clamped at the edges.
+#define LOAD_RUN(px, row, x0, width, P, H)                                                   \
+  for (int i = 0; i < (H); ++i) {                                                            \
+    (px)[i] = (row)[max((x0) - (H) + i, 0)];                                                 \
+    (px)[(H) + (P) + i] = (row)[min((x0) + (P) + i, (width) - 1)];                           \
+  }                                                                                          \
+  if ((width) % (P) == 0)                                                                    \
+    for (int i = 0; i < (P); i += 2) vstore2(vload2(0, (row) + (x0) + i), 0, (px) + (H) + i); \
+  else                                                                                       \
+    for (int i = 0; i < (P); ++i) (px)[(H) + i] = (row)[min((x0) + i, (width) - 1)];
+
+void store_run(__global uint* row, int x0, int width, const uint* px, int P) {
+  for (int i = 0; i < P; ++i)
+    if (x0 + i < width) row[x0 + i] = px[i];
 }
 
-// The median of 3x3 = the median of (the largest row minimum, the median of the row medians, the
-// smallest row maximum), once each row is sorted: 19 compare-exchanges instead of a sort of 9.
-uchar4 median_of_9(uchar4 v[9]) {
-  for (int row = 0; row < 9; row += 3) {
-    order(&v[row], &v[row + 1]);
-    order(&v[row + 1], &v[row + 2]);
-    order(&v[row], &v[row + 1]);
+#define M3_PIXELS 4 /* 3x3: each work-item filters 4 pixels of 8 rows */
+#define M3_ROWS 8
+#define M5_PIXELS 2 /* 5x5: each work-item filters a 2x2 block */
+#define MEDIAN_GROUP_X 32
+#define MEDIAN_GROUP_Y 4
+
+// 3x3 medians of M3_ROWS x M3_PIXELS outputs from the rows and columns around them, one word of
+// lanes each. Sort the 3 values of each column of a window: the median of the 9 is the median of
+// (the largest column minimum, the median of the column medians, the smallest column maximum).
+// Neighbouring outputs share work: a column's sort serves the 3 outputs beside it, and rows 2k+1,
+// 2k+2 are ordered once for the two output rows whose windows hold both.
+void median3_lanes(const uint v[M3_ROWS + 2][M3_PIXELS + 2], uint median[M3_ROWS][M3_PIXELS]) {
+#pragma unroll
+  for (int pair = 1; pair < M3_ROWS + 1; pair += 2) {  // rows pair, pair + 1: windows of output rows pair - 1, pair
+    uint low[M3_PIXELS + 2], high[M3_PIXELS + 2];
+#pragma unroll
+    for (int c = 0; c < M3_PIXELS + 2; ++c)
+      low[c] = lo(v[pair][c], v[pair + 1][c]), high[c] = hi(v[pair][c], v[pair + 1][c]);
+#pragma unroll
+    for (int y = pair - 1; y <= pair; ++y) {
+      const int third = y == pair - 1 ? pair - 1 : pair + 2;  // the window's row outside the pair
+      uint mins[M3_PIXELS + 2], mids[M3_PIXELS + 2], maxs[M3_PIXELS + 2];
+#pragma unroll
+      for (int c = 0; c < M3_PIXELS + 2; ++c) {
+        const uint t = v[third][c];
+        mins[c] = lo(t, low[c]), mids[c] = hi(low[c], lo(t, high[c])), maxs[c] = hi(t, high[c]);
+      }
+#pragma unroll
+      for (int x = 0; x < M3_PIXELS; ++x) {
+        // Outputs x and x + 1 (x even) share columns x + 1, x + 2: their max and min are taken once.
+        const int shared = x - x % 2 + 1, own = x % 2 ? x + 2 : x;
+        const uint max_of_mins = hi(hi(mins[shared], mins[shared + 1]), mins[own]);
+        const uint min_of_maxs = lo(lo(maxs[shared], maxs[shared + 1]), maxs[own]);
+        median[y][x] = median_of_3(max_of_mins, median_of_3(mids[x], mids[x + 1], mids[x + 2]), min_of_maxs);
+      }
+    }
   }
-  order(&v[0], &v[3]), order(&v[3], &v[6]);                     // v[6]: the largest minimum
-  order(&v[5], &v[8]), order(&v[2], &v[5]);                     // v[2]: the smallest maximum
-  order(&v[1], &v[4]), order(&v[4], &v[7]), order(&v[1], &v[4]);  // v[4]: the median of the medians
-  order(&v[2], &v[4]), order(&v[4], &v[6]), order(&v[2], &v[4]);  // the median of those three
-  return v[4];
 }
 
-// Forgetful selection over 25 values: hold 14; repeatedly drop the smallest and the largest
-// (neither can be the median of all 25) and take in the next value; the middle of the last three
-// is the median.
-uchar4 median_of_25(const uchar4 all[25]) {
-  uchar4 v[14];
+__kernel __attribute__((reqd_work_group_size(MEDIAN_GROUP_X, MEDIAN_GROUP_Y, 1)))
+void median3_kernel(__global const uint* in, __global uint* out, int width, int height) {
+  const int x0 = M3_PIXELS * get_global_id(0), y0 = M3_ROWS * get_global_id(1);
+  if (x0 >= width || y0 >= height) return;  // no barrier in this kernel
+  uint even[M3_ROWS + 2][M3_PIXELS + 2], odd[M3_ROWS + 2][M3_PIXELS + 2];
 #pragma unroll
-  for (int i = 0; i < 14; ++i) v[i] = all[i];
+  for (int r = 0; r < M3_ROWS + 2; ++r) {
+    __global const uint* row = in + (size_t)clamp_to(y0 - 1 + r, height) * width;
+    uint px[M3_PIXELS + 2];
+    LOAD_RUN(px, row, x0, width, M3_PIXELS, 1)
 #pragma unroll
-  for (int next = 14; next < 25; ++next) {
-    const int last = 13 - (next - 14);  // the held values are v[0..last]
-#pragma unroll
-    for (int i = 1; i <= last; ++i) order(&v[0], &v[i]);    // v[0]: the smallest
-#pragma unroll
-    for (int i = 1; i < last; ++i) order(&v[i], &v[last]);  // v[last]: the largest
-    v[0] = all[next];                                     // both dropped, the next value in
+    for (int c = 0; c < M3_PIXELS + 2; ++c) even[r][c] = even_lanes(px[c]), odd[r][c] = odd_lanes(px[c]);
   }
-  order(&v[0], &v[1]), order(&v[1], &v[2]), order(&v[0], &v[1]);
-  return v[1];
+  uint even_median[M3_ROWS][M3_PIXELS], odd_median[M3_ROWS][M3_PIXELS];
+  median3_lanes(even, even_median);
+  median3_lanes(odd, odd_median);
+#pragma unroll
+  for (int y = 0; y < M3_ROWS; ++y) {
+    if (y0 + y < height) {  // not `return`: an exit inside the loop can keep it from unrolling
+      uint result[M3_PIXELS];
+#pragma unroll
+      for (int x = 0; x < M3_PIXELS; ++x) result[x] = join_lanes(even_median[y][x], odd_median[y][x]);
+      __global uint* row = out + (size_t)(y0 + y) * width;
+      if (width % M3_PIXELS == 0)
+        vstore4(vload4(0, result), 0, row + x0);
+      else
+        store_run(row, x0, width, result, M3_PIXELS);
+    }
+  }
 }
 
-// The work-group's tile plus a halo of R in local memory, as in box_tiled_kernel.
-#define LOAD_TILE(R)                                                                        \
-  __local uchar4 tile[BLOCK_Y + 2 * (R)][BLOCK_X + 2 * (R)];                                \
-  const int lx = get_local_id(0), ly = get_local_id(1);                                     \
-  const int x0 = get_group_id(0) * BLOCK_X - (R), y0 = get_group_id(1) * BLOCK_Y - (R);     \
-  for (int ty = ly; ty < BLOCK_Y + 2 * (R); ty += BLOCK_Y) {                                \
-    __global const uchar4* row = in + (size_t)clamp_to(y0 + ty, height) * width;            \
-    for (int tx = lx; tx < BLOCK_X + 2 * (R); tx += BLOCK_X) tile[ty][tx] = row[clamp_to(x0 + tx, width)]; \
-  }                                                                                         \
-  barrier(CLK_LOCAL_MEM_FENCE);                                                             \
-  const int x = get_global_id(0), y = get_global_id(1);                                     \
-  if (x >= width || y >= height) return;
-
-__kernel __attribute__((reqd_work_group_size(BLOCK_X, BLOCK_Y, 1)))
-void median3_kernel(__global const uchar4* in, __global uchar4* out, int width, int height) {
-  LOAD_TILE(1)
-  uchar4 window[9];
+// Forgetful selection of the median of 25: hold 14 values; take in the other 11 one by one, each
+// time dropping the smallest and the largest held (neither can be the median of all 25); the
+// middle of the last three is the median. One step: v[0..last] held; the smallest goes to v[0] and
+// the largest to v[last], both are dropped, and `next` takes v[0]'s place: v[0..last-1] held.
+#define HELD 14
+void forget_extremes(uint v[HELD], int last, uint next) {
 #pragma unroll
-  for (int i = 0; i < 9; ++i) window[i] = tile[ly + i / 3][lx + i % 3];
-  out[(size_t)y * width + x] = median_of_9(window);
+  for (int i = 1; i <= last; ++i) order(&v[0], &v[i]);
+#pragma unroll
+  for (int i = 1; i < last; ++i) order(&v[i], &v[last]);
+  v[0] = next;
 }
 
-__kernel __attribute__((reqd_work_group_size(BLOCK_X, BLOCK_Y, 1)))
-void median5_kernel(__global const uchar4* in, __global uchar4* out, int width, int height) {
-  LOAD_TILE(2)
-  uchar4 window[25];
+// 5x5 medians of a 2x2 block of outputs from the 6x6 values around it, v[row][column], one word of
+// lanes each. The order in which the 25 values are taken in does not matter, so the values that
+// windows share are taken in first and their work is done once: all four windows hold the middle
+// 4x4 (14 held + 2 steps, shared by 4); the two windows of a column also hold 4 more values of
+// column 0 or 5 (4 steps, shared by 2); each window has 5 values of row 0 or 5 of its own (5 steps).
+// 96 compare-exchanges per output instead of 168.
+void median5_lanes(const uint v[6][6], uint median[2][2]) {
+  uint all[HELD];
 #pragma unroll
-  for (int i = 0; i < 25; ++i) window[i] = tile[ly + i / 5][lx + i % 5];
-  out[(size_t)y * width + x] = median_of_25(window);
+  for (int k = 0; k < HELD; ++k) all[k] = v[1 + k / 4][1 + k % 4];
+  forget_extremes(all, 13, v[4][3]);
+  forget_extremes(all, 12, v[4][4]);
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    uint column[HELD];
+#pragma unroll
+    for (int k = 0; k < HELD; ++k) column[k] = all[k];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) forget_extremes(column, 11 - k, v[1 + k][x == 0 ? 0 : 5]);
+#pragma unroll
+    for (int y = 0; y < 2; ++y) {
+      uint own[HELD];
+#pragma unroll
+      for (int k = 0; k < HELD; ++k) own[k] = column[k];
+#pragma unroll
+      for (int k = 0; k < 5; ++k) forget_extremes(own, 7 - k, v[y == 0 ? 0 : 5][x + k]);
+      median[y][x] = median_of_3(own[0], own[1], own[2]);
+    }
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(MEDIAN_GROUP_X, MEDIAN_GROUP_Y, 1)))
+void median5_kernel(__global const uint* in, __global uint* out, int width, int height) {
+  const int x0 = M5_PIXELS * get_global_id(0), y0 = 2 * get_global_id(1);
+  if (x0 >= width || y0 >= height) return;
+  uint even[6][6], odd[6][6], even_median[2][2], odd_median[2][2];  // rows y0 - 2 .., columns x0 - 2 ..
+#pragma unroll
+  for (int r = 0; r < 6; ++r) {
+    __global const uint* row = in + (size_t)clamp_to(y0 - 2 + r, height) * width;
+    uint px[M5_PIXELS + 4];
+    LOAD_RUN(px, row, x0, width, M5_PIXELS, 2)
+#pragma unroll
+    for (int c = 0; c < 6; ++c) even[r][c] = even_lanes(px[c]), odd[r][c] = odd_lanes(px[c]);
+  }
+  median5_lanes(even, even_median);
+  median5_lanes(odd, odd_median);
+#pragma unroll
+  for (int y = 0; y < 2; ++y) {
+    const uint result[2] = {join_lanes(even_median[y][0], odd_median[y][0]),
+                            join_lanes(even_median[y][1], odd_median[y][1])};
+    if (y0 + y < height) store_run(out + (size_t)(y0 + y) * width, x0, width, result, M5_PIXELS);
+  }
 }
 // --8<-- [end:median]

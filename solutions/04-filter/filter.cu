@@ -281,83 +281,223 @@ void gaussian(const uchar4* in, uchar4* temp, uchar4* out, int width, int height
 }
 
 // --8<-- [start:median]
-// Compare-exchange on all four channels at once: a gets the smaller value, b the larger.
-__device__ void order(uchar4& a, uchar4& b) {
-  const uchar4 lo = make_uchar4(min(a.x, b.x), min(a.y, b.y), min(a.z, b.z), min(a.w, b.w));
-  b = make_uchar4(max(a.x, b.x), max(a.y, b.y), max(a.z, b.z), max(a.w, b.w));
-  a = lo;
+// A median compares bytes and never adds them, so two channels can share a 32-bit word: r and b in
+// the 16-bit lanes of one word (0x00BB00RR), g and a in those of another (0x00AA00GG). sm_90 has
+// min and max instructions on two 16-bit lanes (__vminu2, __vmaxu2); the four-byte forms
+// (__vminu4) take several instructions each. So one min or max here serves two channels.
+__device__ unsigned even_lanes(unsigned pixel) { return pixel & 0x00FF00FFu; }        // r, b
+__device__ unsigned odd_lanes(unsigned pixel) { return (pixel >> 8) & 0x00FF00FFu; }  // g, a
+// Bytes 0 and 2 of each: r, g, b, a back in one pixel, by one byte permute.
+__device__ unsigned join_lanes(unsigned even, unsigned odd) { return __byte_perm(even, odd, 0x6240); }
+__device__ unsigned lo(unsigned a, unsigned b) { return __vminu2(a, b); }
+__device__ unsigned hi(unsigned a, unsigned b) { return __vmaxu2(a, b); }
+// Compare-exchange, lane by lane: a gets the smaller value, b the larger.
+__device__ void order(unsigned& a, unsigned& b) {
+  const unsigned smaller = lo(a, b);
+  b = hi(a, b);
+  a = smaller;
+}
+__device__ unsigned median_of_3(unsigned a, unsigned b, unsigned c) { return hi(lo(a, b), lo(hi(a, b), c)); }
+
+// A thread's run of one row: P pixels from x0 (one vector load when the rows are a multiple of P
+// pixels wide, as the timed image is) and H pixels either side, clamped at the edges. The side
+// pixels are also loaded by the neighbouring threads of the warp: they come from L1.
+template <int P, int H>
+__device__ void load_run(const unsigned* __restrict__ row, int x0, int width, unsigned (&px)[P + 2 * H]) {
+#pragma unroll
+  for (int i = 0; i < H; ++i) {
+    px[i] = row[max(x0 - H + i, 0)];
+    px[H + P + i] = row[min(x0 + P + i, width - 1)];
+  }
+  if (width % P == 0) {  // then x0 + P <= width, and the row is aligned for the vector
+    if constexpr (P == 4) {
+      const uint4 v = *reinterpret_cast<const uint4*>(row + x0);
+      px[H] = v.x, px[H + 1] = v.y, px[H + 2] = v.z, px[H + 3] = v.w;
+      return;
+    } else if constexpr (P == 2) {
+      const uint2 v = *reinterpret_cast<const uint2*>(row + x0);
+      px[H] = v.x, px[H + 1] = v.y;
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < P; ++i) px[H + i] = row[min(x0 + i, width - 1)];
 }
 
-// The median of 3x3 = the median of (the largest row minimum, the median of the row medians, the
-// smallest row maximum), once each row is sorted: 19 compare-exchanges instead of a sort of 9.
-__device__ uchar4 median_of_9(uchar4 v[9]) {
-  for (int row = 0; row < 9; row += 3) {  // sort each row: v[row] <= v[row + 1] <= v[row + 2]
-    order(v[row], v[row + 1]);
-    order(v[row + 1], v[row + 2]);
-    order(v[row], v[row + 1]);
+template <int P>
+__device__ void store_run(unsigned* row, int x0, int width, const unsigned (&px)[P]) {
+  if (width % P == 0) {
+    if constexpr (P == 4) {
+      *reinterpret_cast<uint4*>(row + x0) = make_uint4(px[0], px[1], px[2], px[3]);
+      return;
+    } else if constexpr (P == 2) {
+      *reinterpret_cast<uint2*>(row + x0) = make_uint2(px[0], px[1]);
+      return;
+    }
   }
-  order(v[0], v[3]), order(v[3], v[6]);                      // v[6]: the largest minimum
-  order(v[5], v[8]), order(v[2], v[5]);                      // v[2]: the smallest maximum
-  order(v[1], v[4]), order(v[4], v[7]), order(v[1], v[4]);   // v[4]: the median of the medians
-  order(v[2], v[4]), order(v[4], v[6]), order(v[2], v[4]);   // the median of those three
-  return v[4];
+#pragma unroll
+  for (int i = 0; i < P; ++i)
+    if (x0 + i < width) row[x0 + i] = px[i];
 }
 
-// Forgetful selection: hold n / 2 + 2 values; repeatedly drop the smallest and the largest (neither
-// can be the median of all n) and take in the next value; the middle of the last three is the
-// median. Fully unrolled, so the arrays stay in registers.
-template <int N>
-__device__ uchar4 median_of(const uchar4 (&all)[N]) {
-  constexpr int kHeld = N / 2 + 2;
-  uchar4 v[kHeld];
+// 3x3 medians of ROWS x P outputs from the rows and columns around them, v[0..ROWS+1][0..P+1], one
+// word of lanes each. Sort the 3 values of each column of a window: the median of the 9 is the
+// median of (the largest column minimum, the median of the column medians, the smallest column
+// maximum). Neighbouring outputs share work: a column's sort serves the 3 outputs beside it, and
+// rows 2k+1, 2k+2 are ordered once for the two output rows whose windows hold both, so a column's
+// sort of 3 costs 1 + 4 min/max where it would cost 6.
+template <int P, int ROWS>
+__device__ void median3_lanes(const unsigned (&v)[ROWS + 2][P + 2], unsigned (&median)[ROWS][P]) {
 #pragma unroll
-  for (int i = 0; i < kHeld; ++i) v[i] = all[i];
+  for (int pair = 1; pair < ROWS + 1; pair += 2) {  // rows pair, pair + 1: windows of output rows pair - 1, pair
+    unsigned low[P + 2], high[P + 2];
 #pragma unroll
-  for (int next = kHeld; next < N; ++next) {
-    const int last = kHeld - 1 - (next - kHeld);  // the held values are v[0..last]
+    for (int c = 0; c < P + 2; ++c)
+      low[c] = lo(v[pair][c], v[pair + 1][c]), high[c] = hi(v[pair][c], v[pair + 1][c]);
 #pragma unroll
-    for (int i = 1; i <= last; ++i) order(v[0], v[i]);    // v[0]: the smallest
+    for (int y = pair - 1; y <= pair; ++y) {
+      const int third = y == pair - 1 ? pair - 1 : pair + 2;  // the window's row outside the pair
+      unsigned mins[P + 2], mids[P + 2], maxs[P + 2];
 #pragma unroll
-    for (int i = 1; i < last; ++i) order(v[i], v[last]);  // v[last]: the largest
-    v[0] = all[next];                                     // both dropped, the next value in
+      for (int c = 0; c < P + 2; ++c) {
+        const unsigned t = v[third][c];
+        mins[c] = lo(t, low[c]), mids[c] = hi(low[c], lo(t, high[c])), maxs[c] = hi(t, high[c]);
+      }
+#pragma unroll
+      for (int x = 0; x < P; ++x) {
+        // Outputs x and x + 1 (x even) share columns x + 1, x + 2: their max and min are taken once.
+        const int shared = x - x % 2 + 1, own = x % 2 ? x + 2 : x;
+        const unsigned max_of_mins = hi(hi(mins[shared], mins[shared + 1]), mins[own]);
+        const unsigned min_of_maxs = lo(lo(maxs[shared], maxs[shared + 1]), maxs[own]);
+        median[y][x] = median_of_3(max_of_mins, median_of_3(mids[x], mids[x + 1], mids[x + 2]), min_of_maxs);
+      }
+    }
   }
-  order(v[0], v[1]), order(v[1], v[2]), order(v[0], v[1]);
-  return v[1];
 }
 
-// One thread per pixel; the block's tile plus a halo of R in shared memory, as in box_tiled.
-template <int R>
-__global__ void median_kernel(const uchar4* in, uchar4* out, int width, int height) {
-  constexpr int kSide = 2 * R + 1;
-  __shared__ uchar4 tile[kBlockY + 2 * R][kBlockX + 2 * R];
-  const int x0 = blockIdx.x * kBlockX - R, y0 = blockIdx.y * kBlockY - R;
-  for (int ty = threadIdx.y; ty < kBlockY + 2 * R; ty += kBlockY) {
-    const uchar4* row = in + static_cast<size_t>(clamp_to(y0 + ty, height)) * width;
-    for (int tx = threadIdx.x; tx < kBlockX + 2 * R; tx += kBlockX) tile[ty][tx] = row[clamp_to(x0 + tx, width)];
+// Each thread filters P pixels of ROWS rows: it loads the ROWS + 2 rows of P + 2 pixels around them
+// (vector loads, every one in flight at once) and splits each pixel into two words of lanes.
+template <int P, int ROWS>
+__global__ void __launch_bounds__(128) median3_kernel(const uchar4* __restrict__ in, uchar4* __restrict__ out,
+                                                      int width, int height) {
+  const int x0 = P * (blockIdx.x * blockDim.x + threadIdx.x), y0 = ROWS * (blockIdx.y * blockDim.y + threadIdx.y);
+  if (x0 >= width || y0 >= height) return;  // no barrier in this kernel
+  const unsigned* pixels = reinterpret_cast<const unsigned*>(in);
+  unsigned even[ROWS + 2][P + 2], odd[ROWS + 2][P + 2];
+#pragma unroll
+  for (int r = 0; r < ROWS + 2; ++r) {
+    unsigned px[P + 2];
+    load_run<P, 1>(pixels + static_cast<size_t>(clamp_to(y0 - 1 + r, height)) * width, x0, width, px);
+#pragma unroll
+    for (int c = 0; c < P + 2; ++c) even[r][c] = even_lanes(px[c]), odd[r][c] = odd_lanes(px[c]);
   }
-  __syncthreads();
-  const int x = blockIdx.x * kBlockX + threadIdx.x, y = blockIdx.y * kBlockY + threadIdx.y;
-  if (x >= width || y >= height) return;
-  uchar4 window[kSide * kSide];
+  unsigned even_median[ROWS][P], odd_median[ROWS][P];
+  median3_lanes<P, ROWS>(even, even_median);
+  median3_lanes<P, ROWS>(odd, odd_median);
 #pragma unroll
-  for (int dy = 0; dy < kSide; ++dy)
+  for (int y = 0; y < ROWS; ++y) {
+    if (y0 + y < height) {  // not `return`: an exit inside the loop can keep it from unrolling
+      unsigned result[P];
 #pragma unroll
-    for (int dx = 0; dx < kSide; ++dx) window[dy * kSide + dx] = tile[threadIdx.y + dy][threadIdx.x + dx];
-  if constexpr (R == 1)
-    out[static_cast<size_t>(y) * width + x] = median_of_9(window);
-  else
-    out[static_cast<size_t>(y) * width + x] = median_of(window);
+      for (int x = 0; x < P; ++x) result[x] = join_lanes(even_median[y][x], odd_median[y][x]);
+      store_run<P>(reinterpret_cast<unsigned*>(out) + static_cast<size_t>(y0 + y) * width, x0, width, result);
+    }
+  }
+}
+
+// Forgetful selection of the median of 25: hold 14 values; take in the other 11 one by one, each
+// time dropping the smallest and the largest held (neither can be the median of all 25); the
+// middle of the last three is the median. One step: v[0..last] held; the smallest goes to v[0] and
+// the largest to v[last], both are dropped, and `next` takes v[0]'s place: v[0..last-1] held.
+constexpr int kHeld = 14;
+__device__ __forceinline__ void forget_extremes(unsigned (&v)[kHeld], int last, unsigned next) {
+#pragma unroll
+  for (int i = 1; i <= last; ++i) order(v[0], v[i]);
+#pragma unroll
+  for (int i = 1; i < last; ++i) order(v[i], v[last]);
+  v[0] = next;
+}
+
+// 5x5 medians of a 2x2 block of outputs from the 6x6 values around it, v[row][column], one word of
+// lanes each. The order in which the 25 values are taken in does not matter, so the values that
+// windows share are taken in first and their work is done once: all four windows hold the middle
+// 4x4 (14 held + 2 steps, shared by 4); the two windows of a column also hold 4 more values of
+// column 0 or 5 (4 steps, shared by 2); each window has 5 values of row 0 or 5 of its own (5 steps).
+// 96 compare-exchanges per output instead of 168.
+__device__ void median5_lanes(const unsigned (&v)[6][6], unsigned (&median)[2][2]) {
+  unsigned all[kHeld];
+#pragma unroll
+  for (int k = 0; k < kHeld; ++k) all[k] = v[1 + k / 4][1 + k % 4];
+  forget_extremes(all, 13, v[4][3]);
+  forget_extremes(all, 12, v[4][4]);
+#pragma unroll
+  for (int x = 0; x < 2; ++x) {
+    unsigned column[kHeld];
+#pragma unroll
+    for (int k = 0; k < kHeld; ++k) column[k] = all[k];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) forget_extremes(column, 11 - k, v[1 + k][x == 0 ? 0 : 5]);
+#pragma unroll
+    for (int y = 0; y < 2; ++y) {
+      unsigned own[kHeld];
+#pragma unroll
+      for (int k = 0; k < kHeld; ++k) own[k] = column[k];
+#pragma unroll
+      for (int k = 0; k < 5; ++k) forget_extremes(own, 7 - k, v[y == 0 ? 0 : 5][x + k]);
+      median[y][x] = median_of_3(own[0], own[1], own[2]);
+    }
+  }
+}
+
+// Each thread filters P pixels (P even) of 2 rows, as P / 2 blocks of 2x2 outputs.
+template <int P>
+__global__ void __launch_bounds__(128) median5_kernel(const uchar4* __restrict__ in, uchar4* __restrict__ out,
+                                                      int width, int height) {
+  const int x0 = P * (blockIdx.x * blockDim.x + threadIdx.x), y0 = 2 * (blockIdx.y * blockDim.y + threadIdx.y);
+  if (x0 >= width || y0 >= height) return;
+  const unsigned* pixels = reinterpret_cast<const unsigned*>(in);
+  unsigned px[6][P + 4];  // rows y0 - 2 .. y0 + 3, columns x0 - 2 .. x0 + P + 1
+#pragma unroll
+  for (int r = 0; r < 6; ++r)
+    load_run<P, 2>(pixels + static_cast<size_t>(clamp_to(y0 - 2 + r, height)) * width, x0, width, px[r]);
+  unsigned result[2][P];
+#pragma unroll
+  for (int b = 0; b < P; b += 2) {
+    unsigned even[6][6], odd[6][6], even_median[2][2], odd_median[2][2];
+#pragma unroll
+    for (int r = 0; r < 6; ++r)
+#pragma unroll
+      for (int c = 0; c < 6; ++c) even[r][c] = even_lanes(px[r][b + c]), odd[r][c] = odd_lanes(px[r][b + c]);
+    median5_lanes(even, even_median);
+    median5_lanes(odd, odd_median);
+#pragma unroll
+    for (int y = 0; y < 2; ++y)
+      for (int x = 0; x < 2; ++x) result[y][b + x] = join_lanes(even_median[y][x], odd_median[y][x]);
+  }
+#pragma unroll
+  for (int y = 0; y < 2; ++y)
+    if (y0 + y < height)
+      store_run<P>(reinterpret_cast<unsigned*>(out) + static_cast<size_t>(y0 + y) * width, x0, width, result[y]);
 }
 // --8<-- [end:median]
 
+constexpr int kMedian3Pixels = 4, kMedian3Rows = 8, kMedian5Pixels = 2;  // per thread
+constexpr int kMedianThreadsX = 32, kMedianThreadsY = 4;                 // a warp covers 32 runs of a row
+
+template <int P, int ROWS>
+dim3 median_grid(int width, int height) {
+  return dim3(gpulab::blocks_for(gpulab::blocks_for(width, P), kMedianThreadsX),
+              gpulab::blocks_for(gpulab::blocks_for(height, ROWS), kMedianThreadsY));
+}
+
 void median3(const uchar4* in, uchar4* out, int width, int height) {
-  const dim3 grid(gpulab::blocks_for(width, kBlockX), gpulab::blocks_for(height, kBlockY));
-  median_kernel<1><<<grid, dim3(kBlockX, kBlockY)>>>(in, out, width, height);
-  gpulab::check(cudaGetLastError(), "launching median_kernel<1> (3x3)");
+  median3_kernel<kMedian3Pixels, kMedian3Rows><<<median_grid<kMedian3Pixels, kMedian3Rows>(width, height),
+                                                 dim3(kMedianThreadsX, kMedianThreadsY)>>>(in, out, width, height);
+  gpulab::check(cudaGetLastError(), "launching median3_kernel");
 }
 
 void median5(const uchar4* in, uchar4* out, int width, int height) {
-  const dim3 grid(gpulab::blocks_for(width, kBlockX), gpulab::blocks_for(height, kBlockY));
-  median_kernel<2><<<grid, dim3(kBlockX, kBlockY)>>>(in, out, width, height);
-  gpulab::check(cudaGetLastError(), "launching median_kernel<2> (5x5)");
+  median5_kernel<kMedian5Pixels><<<median_grid<kMedian5Pixels, 2>(width, height),
+                                   dim3(kMedianThreadsX, kMedianThreadsY)>>>(in, out, width, height);
+  gpulab::check(cudaGetLastError(), "launching median5_kernel");
 }

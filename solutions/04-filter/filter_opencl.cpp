@@ -32,6 +32,18 @@ void launch_per_pixel(const gpulab::OpenCLLab& lab, const char* name, cl_mem in,
   launch_2d(lab, name, kernel, cover, local);
 }
 
+// filter.cl's median kernels: work-groups of 32 x 4 (MEDIAN_GROUP_X, _Y), each work-item `pixels`
+// pixels of `rows` rows (M3_PIXELS, M3_ROWS; M5_PIXELS and 2).
+void launch_median(const gpulab::OpenCLLab& lab, const char* name, cl_mem in, cl_mem out, int width, int height,
+                   int pixels, int rows) {
+  cl_kernel kernel = lab.kernel(name);
+  gpulab::set_args(kernel, in, out, width, height);
+  const size_t cover[2] = {static_cast<size_t>((width + pixels - 1) / pixels),
+                           static_cast<size_t>((height + rows - 1) / rows)},
+               local[2] = {32, 4};
+  launch_2d(lab, name, kernel, cover, local);
+}
+
 }  // namespace
 
 void box_naive(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height, int radius) {
@@ -61,10 +73,11 @@ void gaussian(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem temp, cl_mem out, 
   launch_2d(lab, columns_name.c_str(), columns, column_cover, column_local);
 }
 
+
 void median3(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height) {
-  launch_per_pixel(lab, "median3_kernel", in, out, width, height, nullptr);
+  launch_median(lab, "median3_kernel", in, out, width, height, 4, 8);
 }
 
 void median5(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height) {
-  launch_per_pixel(lab, "median5_kernel", in, out, width, height, nullptr);
+  launch_median(lab, "median5_kernel", in, out, width, height, 2, 2);
 }

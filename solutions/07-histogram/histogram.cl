@@ -12,15 +12,28 @@ __kernel void histogram_global_kernel(__global const uchar* bytes, __global uint
 // --8<-- [end:global]
 
 // --8<-- [start:shared]
-// Privatisation: a work-group counts its share of the bytes into its own bins in local memory,
-// then adds each of its bins to the global one: 256 global atomics per work-group.
+#define WORD_BYTES 4 /* one 32-bit load: four bytes */
+
+// Counts the 4 bytes of one 32-bit word into bins[byte * stride] (stride 1: one set of bins). The
+// bytes come out of the word by shifts, in registers: one load instead of four.
+void count_word(__local uint* bins, int stride, uint word) {
+  for (int k = 0; k < 4; ++k) atomic_inc(&bins[((word >> (8 * k)) & 0xFF) * stride]);
+}
+
+// Privatisation: a work-group counts its share of the bytes (a word of 4 bytes per load) into its
+// own bins in local memory, then adds each of its bins to the global one: 256 global atomics per
+// work-group instead of one per byte.
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))
 void histogram_shared_kernel(__global const uchar* restrict bytes, __global uint* bins, int n) {
   __local uint group_bins[BINS];
   const int lid = get_local_id(0);
   group_bins[lid] = 0;
   barrier(CLK_LOCAL_MEM_FENCE);  // every bin zeroed before anyone counts into it
-  for (int i = get_global_id(0); i < n; i += get_global_size(0)) atomic_inc(&group_bins[bytes[i]]);
+  const int stride = get_global_size(0), first = get_global_id(0);
+  const int words = n / WORD_BYTES;  // the input buffer is aligned to far more than 4 bytes
+  __global const uint* as_words = (__global const uint*)bytes;
+  for (int w = first; w < words; w += stride) count_word(group_bins, 1, as_words[w]);
+  for (int i = words * WORD_BYTES + first; i < n; i += stride) atomic_inc(&group_bins[bytes[i]]);
   barrier(CLK_LOCAL_MEM_FENCE);  // every byte of the group counted before the bins are read
   const uint count = group_bins[lid];
   if (count > 0) atomic_add(&bins[lid], count);
@@ -28,46 +41,45 @@ void histogram_shared_kernel(__global const uchar* restrict bytes, __global uint
 // --8<-- [end:shared]
 
 // --8<-- [start:fast]
-#define WARP 32 /* the sub-histograms' width: an NVIDIA warp; any size counts right */
-#define WARPS (THREADS / WARP)
+#define WARP 32 /* the copies of the bins: one per bank of local memory, one per lane of a warp */
 #define VECTOR_BYTES 16 /* one uint4 load */
 
-// Counts one byte, merged with the bytes before it while they are equal: `run` bytes of value
-// `run_byte` are pending, so a run of equal bytes costs one atomic.
-void count_byte(__local uint* warp_bins, uint byte, uint* run_byte, uint* run) {
-  if (byte == *run_byte) {
-    ++*run;
-    return;
-  }
-  if (*run > 0) atomic_add(&warp_bins[*run_byte], *run);
-  *run_byte = byte;
-  *run = 1;
+// Counts the 16 bytes of one uint4: four words, one 16-byte load instead of four 4-byte ones.
+void count_vector(__local uint* bins, int stride, uint4 vector) {
+  count_word(bins, stride, vector.x);
+  count_word(bins, stride, vector.y);
+  count_word(bins, stride, vector.z);
+  count_word(bins, stride, vector.w);
 }
 
-// 16 bytes per work-item per load, one sub-histogram per warp, equal bytes merged in registers,
-// the warps' bins summed once at the end.
+// Per-lane bins: 32 copies of the 256 counters, bin b of lane l at lane_bins[b * WARP + l]
+// (32 KiB). Local memory is 32 banks of 4-byte words, word w in bank w % 32, so all of lane l's
+// counters lie in bank l: the 32 atomics of a warp hit 32 different banks, one pass whatever the
+// bytes. With one set of bins, lanes whose bytes share a bank wait for each other.
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))
 void histogram_fast_kernel(__global const uchar* restrict bytes, __global uint* bins, int n) {
-  __local uint warp_bins[WARPS * BINS];
+  __local uint lane_bins[BINS * WARP];
   const int lid = get_local_id(0);
-  for (int b = lid; b < WARPS * BINS; b += THREADS) warp_bins[b] = 0;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  __local uint* mine = warp_bins + lid / WARP * BINS;
-  uint run_byte = 0, run = 0;
+  for (int i = lid; i < BINS * WARP; i += THREADS) lane_bins[i] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);  // every counter zeroed before anyone counts into it
+  // This lane's copy: its bin b is mine[b * WARP].
+  __local uint* mine = lane_bins + lid % WARP;
   const int stride = get_global_size(0), first = get_global_id(0);
-  const int vectors = n / VECTOR_BYTES;  // the input buffer is aligned to far more than 16 bytes
+  const int vectors = n / VECTOR_BYTES;
   __global const uint4* as_vectors = (__global const uint4*)bytes;
-  for (int v = first; v < vectors; v += stride) {
-    const uint4 vector = as_vectors[v];
-    const uint words[4] = {vector.x, vector.y, vector.z, vector.w};
-    for (int w = 0; w < 4; ++w)
-      for (int k = 0; k < 4; ++k) count_byte(mine, (words[w] >> (8 * k)) & 0xFF, &run_byte, &run);
+  // Two loads issued before either is counted: 32 bytes per work-item on their way at once.
+  int v = first;
+  for (; v + stride < vectors; v += 2 * stride) {
+    const uint4 a = as_vectors[v], b = as_vectors[v + stride];
+    count_vector(mine, WARP, a);
+    count_vector(mine, WARP, b);
   }
-  for (int i = vectors * VECTOR_BYTES + first; i < n; i += stride) count_byte(mine, bytes[i], &run_byte, &run);
-  if (run > 0) atomic_add(&mine[run_byte], run);
-  barrier(CLK_LOCAL_MEM_FENCE);  // every warp's bins complete before they are summed
+  if (v < vectors) count_vector(mine, WARP, as_vectors[v]);  // the last one, without a pair
+  for (int i = vectors * VECTOR_BYTES + first; i < n; i += stride) atomic_inc(&mine[bytes[i] * WARP]);
+  barrier(CLK_LOCAL_MEM_FENCE);  // every lane's bins complete before they are summed
+  // Work-item b sums the 32 copies of bin b starting at copy b % 32: a warp reads 32 banks at once.
   uint count = 0;
-  for (int w = 0; w < WARPS; ++w) count += warp_bins[w * BINS + lid];
+  for (int l = 0; l < WARP; ++l) count += lane_bins[lid * WARP + (lid + l) % WARP];
   if (count > 0) atomic_add(&bins[lid], count);
 }
 // --8<-- [end:fast]

@@ -72,13 +72,36 @@ void nbody_tiled(const float4* bodies, float4* accel, int n, float softening2) {
 // --8<-- [end:tiled]
 
 // --8<-- [start:fast]
-constexpr int kFastThreads = 128, kBodiesPerThread = 4;
+constexpr int kFastThreads = 256, kBodiesPerThread = 4;
 constexpr int kFastBodies = kFastThreads * kBodiesPerThread;  // bodies per block
+
+// rsqrtf(x) is the hardware's reciprocal square root (MUFU.RSQ) plus instructions that rescale a
+// denormal x first. Here x >= softening2 > 0 is never denormal, so the flush-to-zero form, the one
+// instruction alone, gives the same result; CUDA C++ has no intrinsic for it (-ftz=true makes every
+// rsqrtf this, but the harness compiles your file without it), hence one line of PTX.
+__device__ __forceinline__ float rsqrt_ftz(float x) {
+  float r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
+// The same interaction in 13 instructions instead of 15: the softening starts the sum, so the
+// three squares are three fused multiply-adds (no separate multiply and add), then rsqrt_ftz.
+__device__ __forceinline__ void interact_fast(const float4 me, const float4 other, float softening2, float3& acc) {
+  const float dx = other.x - me.x, dy = other.y - me.y, dz = other.z - me.z;
+  const float inv_dist = rsqrt_ftz(fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, softening2))));
+  const float s = other.w * inv_dist * inv_dist * inv_dist;
+  acc.x = fmaf(dx, s, acc.x);
+  acc.y = fmaf(dy, s, acc.y);
+  acc.z = fmaf(dz, s, acc.z);
+}
 
 // Register blocking: each thread computes kBodiesPerThread bodies (kFastThreads apart, so loads and
 // stores stay coalesced), so every float4 read from shared memory feeds kBodiesPerThread
 // interactions, and the independent accumulators keep the FP32 units busy while one waits on its
-// rsqrtf. The inner loop is unrolled: no counter or address arithmetic between interactions.
+// rsqrt. The inner loop is unrolled: no counter or address arithmetic between interactions.
+// Measured on the H100 (262,144 bodies): 2.8x the harness's naive kernel, 38 TFLOP/s; the
+// same blocking with rsqrtf and the plain sum of squares: 2.1x (docs/labs/nbody.md, the road).
 __global__ void __launch_bounds__(kFastThreads) nbody_fast_kernel(const float4* bodies, float4* accel, int n,
                                                                    float softening2) {
   __shared__ float4 tile[kFastThreads];
@@ -99,7 +122,7 @@ __global__ void __launch_bounds__(kFastThreads) nbody_fast_kernel(const float4* 
     for (int k = 0; k < kFastThreads; ++k) {
       const float4 other = tile[k];
 #pragma unroll
-      for (int b = 0; b < kBodiesPerThread; ++b) interact(me[b], other, softening2, acc[b]);
+      for (int b = 0; b < kBodiesPerThread; ++b) interact_fast(me[b], other, softening2, acc[b]);
     }
     __syncthreads();
   }

@@ -31,8 +31,8 @@ void nbody_tiled(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int 
 
 // --8<-- [start:fast]
 void nbody_fast(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int n, float softening2) {
-  constexpr size_t items = 128, bodies_per_item = 4;  // FAST_THREADS and BODIES_PER_ITEM in nbody.cl
-  // One work-group of 128 work-items per 512 bodies.
+  constexpr size_t items = 256, bodies_per_item = 4;  // FAST_THREADS and BODIES_PER_ITEM in nbody.cl
+  // One work-group of 256 work-items per 1024 bodies.
   const size_t groups = round_up(n, items * bodies_per_item) / (items * bodies_per_item);
   launch(lab, "nbody_fast_kernel", bodies, accel, n, softening2, items, groups * items);
 }

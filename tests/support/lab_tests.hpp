@@ -79,6 +79,20 @@ inline std::string trimmed(const std::string& s) {
   return first == std::string::npos ? "" : s.substr(first, last - first + 1);
 }
 
+// `s` with each run of spaces, tabs and line breaks made one space: a parameter list wrapped over
+// two lines declares the same parameters as one written on one line.
+inline std::string collapsed_whitespace(const std::string& s) {
+  std::string out;
+  for (const char c : trimmed(s)) {
+    const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    if (!space)
+      out += c;
+    else if (!out.empty() && out.back() != ' ')
+      out += ' ';
+  }
+  return out;
+}
+
 // The names of a parameter list, in order: the last identifier of each parameter.
 inline std::string parameter_names(const std::string& parameters) {
   std::string names;
@@ -107,7 +121,7 @@ inline std::optional<Signature> find_signature(const gpulab::Manifest& manifest,
     if (at == std::string::npos) continue;
     const auto open = at + 1 + opening.size(), close = text.find(')', open);
     if (close == std::string::npos) continue;
-    const std::string parameters = trimmed(text.substr(open, close - open));
+    const std::string parameters = collapsed_whitespace(text.substr(open, close - open));
     return Signature{file, opening, parameters, parameter_names(parameters)};
   }
   return std::nullopt;

@@ -39,3 +39,25 @@ TEST_CASE("a case's name becomes a picture file stem of lower-case letters, digi
   CHECK(gpulab::picture_file_stem("spiral 4096x4096 (timing)!") == "spiral-4096x4096-timing");
   CHECK(gpulab::picture_file_stem("--") == "");
 }
+
+TEST_CASE(
+    "a case's pictures are the input where there is one, yours, the reference, and the difference only where they "
+    "differ") {
+  const auto dir = std::filesystem::temp_directory_path() / "gpulab-case-pictures-test";
+  std::filesystem::remove_all(dir);
+  Image input(4, 3), got(4, 3), expected(4, 3);
+  got.at(1, 2) = {9, 9, 9, 255};
+  const auto names = [](const std::vector<std::string>& paths) {
+    std::vector<std::string> files;
+    for (const auto& p : paths) files.push_back(std::filesystem::path(p).filename().string());
+    return files;
+  };
+  const auto drawn = write_case_pictures(dir, "Spiral 4x3", nullptr, got, expected);
+  CHECK(names(drawn) ==
+        std::vector<std::string>{"spiral-4x3-yours.png", "spiral-4x3-reference.png", "spiral-4x3-difference.png"});
+  CHECK(read_png(drawn.back()).pixels == difference_image(got, expected).pixels);
+  const auto filtered = write_case_pictures(dir, "blur", &input, expected, expected);
+  CHECK(names(filtered) == std::vector<std::string>{"blur-input.png", "blur-yours.png", "blur-reference.png"});
+  for (const auto& p : filtered) CHECK(std::filesystem::exists(p));
+  std::filesystem::remove_all(dir);
+}

@@ -114,3 +114,11 @@ TEST_CASE("the shape parameters a lab declares are parameters of its task's laun
       CHECK_MESSAGE(names.contains(dim), dim << " is not a parameter of " << signature.opening);
   }
 }
+
+TEST_CASE("a parameter list wrapped over two lines reads the same as the list written on one line") {
+  CHECK(collapsed_whitespace("const float* in,\n                 float* out,\tint n ") ==
+        "const float* in, float* out, int n");
+  CHECK(collapsed_whitespace("int  n") == "int n");
+  CHECK(collapsed_whitespace("const float* in, float* out") != collapsed_whitespace("const float* in, int* out"));
+  CHECK(parameter_names(collapsed_whitespace("const float4* bodies,\n    float4* accel, int n")) == "bodies, accel, n");
+}

@@ -323,3 +323,29 @@ TEST_CASE("a [[random]] block that could not cover what it promises is rejected,
       std::string::npos);
   CHECK(with("dims = [\"rows\", \"cols\"]\n", "").find("missing key 'dims'") != std::string::npos);
 }
+
+TEST_CASE("a bonus tier raises a task's threshold for more points, and a tier that lowers it is refused") {
+  const std::string text = kValid;
+  const std::string line = "threshold = { metric = \"copy_fraction\", gpu = 0.5, opencl_gpu = 0.4 }";
+  const auto with = [&](const std::string& tier) {
+    return std::string(text).replace(text.find(line), line.size(), line + "\ntier = " + tier);
+  };
+  const Manifest m = load_manifest(write_manifest(with("{ points = 1.5, gpu = 0.8, opencl_gpu = 0.6 }")));
+  const Task& fast = *m.find_task("fast");
+  REQUIRE(fast.tier);
+  CHECK(fast.tier->points == 1.5);
+  CHECK(fast.tier->bounds.metric == "copy_fraction");
+  CHECK(fast.tier->bounds.bound("cuda", DeviceClass::gpu) == 0.8);
+  CHECK(fast.tier->bounds.bound("opencl", DeviceClass::gpu) == 0.6);
+  CHECK_FALSE(fast.tier->bounds.bound("cuda", DeviceClass::cpu));
+  CHECK_FALSE(m.find_task("naive")->tier);
+  CHECK(error_of(with("{ points = 1, gpu = 0.45 }")).find("must be above the threshold's (0.5)") != std::string::npos);
+  CHECK(error_of(with("{ points = 1, cpu = 0.9 }")).find("above the threshold's (none)") != std::string::npos);
+  CHECK(error_of(with("{ gpu = 0.9 }")).find("missing key 'points'") != std::string::npos);
+  CHECK(error_of(with("{ points = 0, gpu = 0.9 }")).find("must be positive") != std::string::npos);
+  CHECK(error_of(with("{ points = 1 }")).find("needs a bound") != std::string::npos);
+  CHECK(error_of(with("{ points = 1, tpu = 0.9 }")).find("unknown bound 'tpu' in tier") != std::string::npos);
+  const std::string naive_tier =
+      std::string(text).replace(text.find("points = 2"), 10, "points = 2\ntier = { points = 1, gpu = 2 }");
+  CHECK(error_of(naive_tier).find("give the task a 'threshold' first") != std::string::npos);
+}

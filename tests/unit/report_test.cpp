@@ -105,3 +105,38 @@ TEST_CASE("a run that ran no task is never reported as passed") {
   CHECK(report.find("NOTHING RAN: no selected lab has a task with files for opencl") != std::string::npos);
   CHECK(report.find("PASSED") == std::string::npos);
 }
+
+TEST_CASE("a task with a bonus tier earns its points only past the tier's bound, and the report says which") {
+  TaskResult fast;
+  fast.task = "fast";
+  fast.metric = "copy_fraction";
+  fast.status = Status::passed;
+  fast.threshold = 0.01, fast.tier_threshold = 0.09, fast.tier_points = 1;
+  fast.ratio = 0.12;
+  CHECK(tier_reached(fast));
+  CHECK(points_earned(fast, 2) == 3);
+  fast.ratio = 0.05;
+  CHECK_FALSE(tier_reached(fast));
+  CHECK(points_earned(fast, 2) == 2);
+  fast.status = Status::wrong_result;
+  fast.ratio = 0.5;
+  CHECK(points_earned(fast, 2) == 0);
+  // The tier survives the JSON a batch keeps.
+  const TaskResult back = nlohmann::json(fast).get<TaskResult>();
+  CHECK(back.tier_threshold == 0.09);
+  CHECK(back.tier_points == 1);
+
+  fast.status = Status::passed;
+  fast.ratio = 0.12;
+  fast.points = points_earned(fast, 2);
+  fast.max_points = 2;
+  LabRun lab;
+  lab.tasks = {fast};
+  RunSummary run;
+  run.labs = {lab};
+  CHECK(render_report(run, false).find("bonus tier: +1 at ≥9% — reached") != std::string::npos);
+  run.labs[0].tasks[0].ratio = 0.05;
+  CHECK(render_report(run, false).find("bonus tier: +1 at ≥9% — not reached") != std::string::npos);
+  run.labs[0].tasks[0].tier_threshold.reset();
+  CHECK(render_report(run, false).find("bonus tier") == std::string::npos);
+}

@@ -41,6 +41,13 @@ Image difference_image(const Image& a, const Image& b, int gain = 16);
 // anything else as one '-' ("Lena 512x512, noisy" -> "lena-512x512-noisy").
 std::string picture_file_stem(const std::string& case_name);
 
+// The pictures of a case, written in parallel (PNG compression is most of a small case's time) as
+// `folder`/<stem>-input.png (only where `input` is given: labs that draw from nothing have none),
+// -yours.png, -reference.png and, where the two differ, -difference.png. Returns the paths written,
+// the difference last; throws std::runtime_error naming the file that could not be written.
+std::vector<std::string> write_case_pictures(const std::filesystem::path& folder, const std::string& case_name,
+                                             const Image* input, const Image& got, const Image& expected);
+
 // "(r, g, b, a)", for mismatch reports.
 std::string show_value(const Rgba& p);
 

@@ -34,6 +34,14 @@ struct Threshold {
   }
 };
 
+// A higher bound on the threshold's metric that earns `points` more on top of the task's (a bonus
+// tier): where the reference is far faster than the threshold asks, the course rewards coming
+// close to it without raising the bound that students already meet.
+struct Tier {
+  Threshold bounds;  // same metric as the task's threshold; each bound above the threshold's
+  double points = 0;
+};
+
 struct Task {
   std::string name;
   std::string title;
@@ -41,6 +49,7 @@ struct Task {
   double points = 0;
   bool bonus = false;  // its points come on top; failing it does not fail the lab
   std::optional<Threshold> threshold;
+  std::optional<Tier> tier;
 };
 
 struct Case {

@@ -73,6 +73,8 @@ struct TaskResult {
   std::string metric;                    // the one the threshold bounds
   std::optional<double> ratio;           // its value
   std::optional<double> threshold;       // its bound for this device class
+  std::optional<double> tier_threshold;  // the task's bonus tier on this device class (manifest `tier`)
+  double tier_points = 0;                // what reaching it adds
   double points = 0;
   double max_points = 0;
   bool bonus = false;
@@ -82,6 +84,11 @@ struct TaskResult {
   bool borderline = false;  // the ratio was within a few percent of the threshold
   std::vector<CaseResult> cases;
 };
+
+// Whether a task's ratio reached its bonus tier.
+bool tier_reached(const TaskResult& t);
+// The points a result earns: none unless it passed; the task's, plus the tier's where it reached it.
+double points_earned(const TaskResult& t, double task_points);
 
 void to_json(nlohmann::json& j, const TimingSummary& t);
 void from_json(const nlohmann::json& j, TimingSummary& t);

@@ -99,30 +99,6 @@ Image transformed(Image image, const WordTransform& t) {
   return image;
 }
 
-// The pictures of a case: input, the student's output, the reference, and where they differ.
-std::vector<std::string> write_pictures(const fs::path& folder, const std::string& case_name, const Image& input,
-                                        const Image& got, const Image& expected) {
-  const std::string stem = picture_file_stem(case_name);
-  const Image difference = got.pixels != expected.pixels ? difference_image(got, expected) : Image{};
-  std::vector<std::pair<std::string, const Image*>> pictures{
-      {"input", &input}, {"yours", &got}, {"reference", &expected}};
-  if (!difference.pixels.empty()) pictures.emplace_back("difference", &difference);
-  std::vector<std::string> written;
-  for (const auto& [what, image] : pictures)
-    written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
-  fs::create_directories(folder);
-  // One core per picture: PNG compression is most of a small case's time.
-  std::vector<std::string> errors(pictures.size());
-  parallel_for(pictures.size(), [&](std::size_t i) {
-    try {
-      write_png(written[i], *pictures[i].second);
-    } catch (const std::exception& e) { errors[i] = e.what(); }
-  });
-  for (const auto& error : errors)
-    if (!error.empty()) throw std::runtime_error(error);
-  return written;
-}
-
 // Input set `set` of a case: set 0 as generated, then mirrored left-right, top-bottom, both. Every
 // filter here is symmetric and clamps at the edges, so the reference of a mirrored image is the
 // mirrored reference: different contents in every set, at no extra reference cost.
@@ -299,8 +275,9 @@ class FilterCaseRun {
                                                 (!result.passed && input_.pixels.size() <= (1u << 22)));
     if (!wanted || ctx_.pictures_dir.empty()) return;
     try {
-      result.pictures = write_pictures(ctx_.pictures_dir / task_.name, case_.name, input_of(last_checked_), got_,
-                                       expected_of(last_checked_));
+      const Image input = input_of(last_checked_);
+      result.pictures =
+          write_case_pictures(ctx_.pictures_dir / task_.name, case_.name, &input, got_, expected_of(last_checked_));
       if (!result.passed) result.details += fmt::format("\nsee the difference: {}", result.pictures.back());
     } catch (const std::exception& e) {  // a full disk must not cost the student the case
       result.details += fmt::format("\n(no pictures for this case: {})", e.what());

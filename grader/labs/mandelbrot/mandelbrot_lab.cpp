@@ -168,21 +168,6 @@ Image coloured(const std::vector<std::uint32_t>& counts, int width, int height, 
   return image;
 }
 
-// The pictures of a case: the student's counts, the reference's, and where they differ.
-std::vector<std::string> write_pictures(const fs::path& folder, const std::string& case_name, const Image& got,
-                                        const Image& expected) {
-  const std::string stem = picture_file_stem(case_name);
-  std::vector<std::pair<std::string, Image>> pictures{{"yours", got}, {"reference", expected}};
-  if (got.pixels != expected.pixels) pictures.emplace_back("difference", difference_image(got, expected));
-  fs::create_directories(folder);
-  std::vector<std::string> written;
-  for (const auto& [what, image] : pictures) {
-    written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
-    write_png(written.back(), image);
-  }
-  return written;
-}
-
 // ---- cases ----
 
 // Images above this many pixels (the GPU timing case) have their timed launches checked on
@@ -258,9 +243,9 @@ class MandelbrotCaseRun {
     if (!wanted || ctx_.pictures_dir.empty() || !whole_checked_) return;
     try {
       const int max_iter = data_->view.max_iter;
-      result.pictures = write_pictures(ctx_.pictures_dir / task_.name, case_.name,
-                                       coloured(got_, data_->width, data_->height, max_iter),
-                                       coloured(data_->expected, data_->width, data_->height, max_iter));
+      result.pictures = write_case_pictures(ctx_.pictures_dir / task_.name, case_.name, nullptr,
+                                            coloured(got_, data_->width, data_->height, max_iter),
+                                            coloured(data_->expected, data_->width, data_->height, max_iter));
       if (!result.passed && result.pictures.size() > 2)
         result.details += fmt::format("\nsee the difference: {}", result.pictures.back());
     } catch (const std::exception& e) {  // a full disk must not cost the student the case
