@@ -57,8 +57,9 @@ __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int heig
   //   loop, step the current orbit; in the step where it stops, store its count and start the
   //   thread's next pixel. Why does that keep a warp's lanes busy, where the naive kernel's wait?
   //   That alone is slower than the naive kernel on an H100: a refill stalls the whole warp. To beat
-  //   it, refill rarely and together (README "balanced": a warp vote every 16 unbranched steps, the
-  //   done lanes refilled once 8 are done, chunks of pixels from an atomicAdd work queue).
+  //   it, refill rarely and together, and make the steps cheap (README "balanced": rounds of 16
+  //   steps with no test and no count, a warp vote after each, the waiting lanes finished and
+  //   refilled once 16 wait, chunks of pixels from an atomicAdd work queue).
 }
 
 void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,

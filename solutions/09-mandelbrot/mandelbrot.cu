@@ -65,16 +65,27 @@ void mandelbrot_by_pixel(unsigned* counts, int width, int height, float x0, floa
 // Balanced: each warp is a team of 32 lanes, and a lane whose orbit is done takes a new pixel. The
 // naive kernel's warp runs as long as its slowest pixel while the lanes that escaped idle (57% busy
 // on the timing spiral); refilling lanes keep it busy, but a refill costs the whole warp (a store,
-// a division, a new orbit), so three things keep it cheap:
-// - the warp looks at its lanes only every kSteps steps, which run with no branch at all;
-// - it refills only once kRefillAt lanes are done, all of them in one go;
+// a new orbit), so the kernel makes refills rare and the steps between them cheap:
+// - rounds: the warp runs kSteps steps with no test and no count at all (7 rounded operations a
+//   step, not step()'s 10 and two branches), then tests each orbit once. An orbit that escaped in
+//   the round is not stepped again: it waits for its exact finish (below);
+// - the warp finishes and refills only once kFinishAt lanes wait, all of them in one go: each
+//   redoes its last round step by step, counted, from the state saved before it, and stores;
 // - the pixels come from a work queue, in chunks of 32 neighbouring pixels: one atomicAdd a chunk
 //   (one lane asks for the warp), and no warp runs out of work while others still hold a long list.
-// A benchmark of variants on the H100 (timing spiral): 1.18x the naive kernel with 8 steps, 1.23x
-// with 16; on the classic view static lists of chunks (warp w: chunks w, w + warps, ...) fell to
-// 0.54x, where the queue kept 0.88x.
+// A benchmark of variants on the H100: 1.48x the naive kernel on the timing spiral (1.34x at
+// max_iter 8192), 1.10x on the classic view, 1.46x inside the set; counting every step instead
+// (teams of 16 steps refilling at 8) reached 1.23x on the spiral.
+//
+// Why a round's final state shows an escape inside it (for |c| <= 1.99): once the computed
+// x^2 + y^2 > 4, |z| >= 2 - 1e-6 (float rounding), and then |z_next| >= |z|^2 - |c| (less a few
+// roundings) >= 2.009; from |z| >= 2.009 on, |z_next| >= |z| * 2.009 - 1.99 >= |z| + 0.01: the
+// orbit grows at every step until it overflows to inf, and inf only leads to inf and NaN. So the
+// final test, which counts NaN and inf as escaped, sees every escape of the round. For |c| > 1.99
+// the orbit may come back (c = -2.1, z = 2.0025: |z_next| is about 1.91), so such a pixel (every pixel of
+// a Julia set with |c| > 1.99) skips the rounds and takes the counted steps from its start.
 constexpr int kSteps = 16;
-constexpr int kRefillAt = 8;
+constexpr int kFinishAt = 16;
 constexpr int kChunk = 32;
 constexpr unsigned kAllLanes = 0xffffffffu;
 
@@ -82,18 +93,39 @@ constexpr unsigned kAllLanes = 0xffffffffu;
 // zeroes it; chunk c holds pixels c * kChunk to c * kChunk + 31 (row-major order).
 __device__ unsigned long long next_chunk;
 
-// kSteps steps of the orbit without a branch: the same rounded operations as step(), and the same
-// escape test, but a lane that escaped goes on computing (on inf and NaN, at no cost to the warp)
-// and stops counting. Past max_iter the count runs on: the caller stores min(n, max_iter).
-__device__ void lean_steps(Orbit& o, bool& alive) {
+// kSteps steps of the orbit, the same rounded operations as step(), with no test and no count.
+__device__ void blind_steps(Orbit& o) {
 #pragma unroll
   for (int i = 0; i < kSteps; ++i) {
-    const float x2 = __fmul_rn(o.x, o.x), y2 = __fmul_rn(o.y, o.y);
-    alive = alive & !(__fadd_rn(x2, y2) > 4.0f);  // &, not &&: no branch
-    o.n += alive;
-    const float xy = __fmul_rn(o.x, o.y), two_xy = __fadd_rn(xy, xy), diff = __fsub_rn(x2, y2);
-    o.y = __fadd_rn(two_xy, o.c_im);
-    o.x = __fadd_rn(diff, o.c_re);
+    const float x2 = __fmul_rn(o.x, o.x), y2 = __fmul_rn(o.y, o.y), xy = __fmul_rn(o.x, o.y);
+    o.y = __fadd_rn(__fadd_rn(xy, xy), o.c_im);
+    o.x = __fadd_rn(__fsub_rn(x2, y2), o.c_re);
+  }
+}
+
+// The round's one test: NaN and inf count as escaped (every comparison with NaN is false).
+__device__ bool escaped(const Orbit& o) { return !(__fadd_rn(__fmul_rn(o.x, o.x), __fmul_rn(o.y, o.y)) <= 4.0f); }
+
+// Too large a c for the rounds (|c|^2 > 3.96, |c| > 1.99): any rounding of this test is far from
+// 1.99^2 = 3.9601, so it need not be exact.
+__device__ bool wide_c(const Orbit& o) { return o.c_re * o.c_re + o.c_im * o.c_im > 3.96f; }
+
+// The exact finish: steps counted one by one with step()'s two tests (max_iter, escape), but
+// without a branch, kSteps at a time, until the orbit escapes or reaches max_iter. From a round's
+// saved state that is one pass (the escape lies within the round, or max_iter less than a round
+// away); for a wide c, the whole orbit.
+__device__ void counted_steps(Orbit& o, int max_iter) {
+  bool alive = o.n < max_iter;
+  while (alive) {
+#pragma unroll
+    for (int i = 0; i < kSteps; ++i) {
+      const float x2 = __fmul_rn(o.x, o.x), y2 = __fmul_rn(o.y, o.y);
+      alive = alive & (o.n < max_iter) & !(__fadd_rn(x2, y2) > 4.0f);  // &, not &&: no branch
+      o.n += alive;
+      const float xy = __fmul_rn(o.x, o.y), two_xy = __fadd_rn(xy, xy), diff = __fsub_rn(x2, y2);
+      o.y = __fadd_rn(two_xy, o.c_im);
+      o.x = __fadd_rn(diff, o.c_re);
+    }
   }
 }
 
@@ -103,6 +135,16 @@ __device__ long long pixel_in(long long chunk, int offset, long long pixels) {
   return pixel < pixels ? pixel : -1;
 }
 
+// The lane's next pixel (-1: none left) and its orbit, with the state the rounds start from saved.
+__device__ void start_pixel(long long pixel, int width, const Window& w, Orbit& o, float& sx, float& sy,
+                            bool& waiting) {
+  if (pixel < 0) return;  // the lane stays waiting, with no pixel
+  o = start_orbit(w, static_cast<unsigned>(pixel) % width, static_cast<unsigned>(pixel) / width);
+  sx = o.x;
+  sy = o.y;
+  waiting = wide_c(o) || kSteps > w.max_iter;  // no round may pass max_iter
+}
+
 __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int height, Window w) {
   const int lane = threadIdx.x % 32;
   const long long warps = gridDim.x * blockDim.x / 32, pixels = static_cast<long long>(width) * height;
@@ -110,37 +152,51 @@ __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int heig
   // the same in all its lanes.
   long long chunk = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
   int used = 0;
-  long long pixel = -1;  // this lane's pixel, -1 when none
-  bool alive = false;    // the orbit has not escaped: a lane is done when not alive or at max_iter
-  Orbit o{};
+  long long pixel = -1;        // this lane's pixel, -1 when none
+  bool waiting = true;         // for the exact finish (or no pixel): the lane is done with the rounds
+  Orbit o{};                   // o.n: the steps of the rounds that did not escape
+  float sx = 0.0f, sy = 0.0f;  // z after those o.n steps: where the finish starts
   for (;;) {
-    const bool done = !alive || o.n >= w.max_iter;
-    const unsigned done_lanes = __ballot_sync(kAllLanes, done);  // the same in every lane: no divergence
-    const int n_done = __popc(done_lanes);
-    if (n_done >= kRefillAt) {
-      if (done && pixel >= 0) counts[pixel] = static_cast<unsigned>(min(o.n, w.max_iter));
-      if (n_done == 32 && pixel_in(chunk, used, pixels) < 0) return;  // every lane done, no pixel left
-      const int room = kChunk - used;                                 // pixels left in `chunk`
+    const unsigned waiting_lanes = __ballot_sync(kAllLanes, waiting);  // the same in every lane
+    const int n_waiting = __popc(waiting_lanes);
+    if (n_waiting >= kFinishAt) {
+      if (waiting && pixel >= 0) {
+        o.x = sx;
+        o.y = sy;
+        counted_steps(o, w.max_iter);
+        counts[pixel] = static_cast<unsigned>(o.n);
+      }
+      if (n_waiting == 32 && pixel_in(chunk, used, pixels) < 0) return;  // every lane done, no pixel left
+      const int room = kChunk - used;                                    // pixels left in `chunk`
       long long next = -1;
-      if (n_done >= room) {  // the chunk runs out: lane 0 takes the next one for the warp
+      if (n_waiting >= room) {  // the chunk runs out: lane 0 takes the next one for the warp
         unsigned long long taken = 0;
         if (lane == 0) taken = atomicAdd(&next_chunk, 1ull);
         next = warps + static_cast<long long>(__shfl_sync(kAllLanes, taken, 0));
       }
-      if (done) {  // the done lanes take the next n_done pixels, in lane order
-        const int rank = __popc(done_lanes & ((1u << lane) - 1));
+      if (waiting) {  // the waiting lanes take the next n_waiting pixels, in lane order
+        const int rank = __popc(waiting_lanes & ((1u << lane) - 1));
         pixel = rank < room ? pixel_in(chunk, used + rank, pixels) : pixel_in(next, rank - room, pixels);
-        alive = pixel >= 0;
-        if (alive) o = start_orbit(w, static_cast<unsigned>(pixel) % width, static_cast<unsigned>(pixel) / width);
+        start_pixel(pixel, width, w, o, sx, sy, waiting);
       }
-      if (n_done >= room) {
+      if (n_waiting >= room) {
         chunk = next;
-        used = n_done - room;
+        used = n_waiting - room;
       } else {
-        used += n_done;
+        used += n_waiting;
       }
     }
-    lean_steps(o, alive);
+    blind_steps(o);
+    if (!waiting) {
+      if (escaped(o)) {
+        waiting = true;  // the escape lies within this round: finish from (sx, sy)
+      } else {
+        o.n += kSteps;
+        sx = o.x;
+        sy = o.y;
+        waiting = o.n > w.max_iter - kSteps;  // no round may pass max_iter
+      }
+    }
   }
 }
 
