@@ -56,6 +56,10 @@ __global__ void mandelbrot_balanced_kernel(unsigned* counts, int width, int heig
   //   long long). Do not finish one pixel before looking at the next in a loop of loops: in one
   //   loop, step the current orbit; in the step where it stops, store its count and start the
   //   thread's next pixel. Why does that keep a warp's lanes busy, where the naive kernel's wait?
+  //   That alone is slower than the naive kernel on an H100: a refill stalls the whole warp. To beat
+  //   it, refill rarely and together, and make the steps cheap (README "balanced": rounds of 16
+  //   steps with no test and no count, a warp vote after each, the waiting lanes finished and
+  //   refilled once 16 wait, chunks of pixels from an atomicAdd work queue).
 }
 
 void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
