@@ -17,8 +17,8 @@ void mandelbrot_by_pixel(const gpulab::OpenCLLab& lab, cl_mem counts, int width,
 
 void mandelbrot_balanced(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
                          float dx, float dy, int max_iter, int julia, float cx, float cy) {
-  // TODO 5-6 (bonus): write mandelbrot_balanced_kernel in mandelbrot.cl, then enqueue it in 1-D
-  //   work-groups of 128, with 2048 work-items per compute unit (clGetDeviceInfo with
-  //   CL_DEVICE_MAX_COMPUTE_UNITS on lab.device()) but no more than the pixels, rounded up to 128.
+  // TODO 5-6 (bonus): write mandelbrot_balanced_kernel in mandelbrot.cl (its comment gives a plan),
+  //   then enqueue it as TODO 4 enqueues the naive kernel (a 2-D range in 16 x 16 work-groups).
+  //   Check the call.
   GPULAB_NOT_IMPLEMENTED("mandelbrot_balanced: a persistent grid whose lanes refill (TODO 5-6)");
 }

@@ -17,8 +17,8 @@ void mandelbrot_by_pixel(const gpulab::OpenCLLab& lab, cl_mem counts, int width,
 // --8<-- [end:naive]
 
 // --8<-- [start:balanced]
-// The kernel of mandelbrot.cl (one work-item per pixel, cheaper steps: it says why OpenCL does not
-// refill lanes), in the naive kernel's 16 x 16 work-groups.
+// The kernel of mandelbrot.cl (one work-item per pixel, rounds of cheaper steps: it says why no
+// lanes are refilled), in the naive kernel's 16 x 16 work-groups.
 void mandelbrot_balanced(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
                          float dx, float dy, int max_iter, int julia, float cx, float cy) {
   cl_kernel kernel = lab.kernel("mandelbrot_balanced_kernel");
