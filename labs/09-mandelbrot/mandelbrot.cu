@@ -67,5 +67,5 @@ void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, floa
   const Window w{x0, y0, dx, dy, max_iter, julia, cx, cy};
   // TODO 6 (bonus): launch mandelbrot_balanced_kernel as TODO 4 launches the naive kernel (16 x 16
   //   blocks covering the image) and check the launch. A design of your own may launch otherwise.
-  GPULAB_NOT_IMPLEMENTED("mandelbrot_balanced: a persistent grid whose lanes refill (TODO 5-6)");
+  GPULAB_NOT_IMPLEMENTED("mandelbrot_balanced: rounds of steps without a test, then the exact count (TODO 5-6)");
 }

@@ -20,5 +20,5 @@ void mandelbrot_balanced(const gpulab::OpenCLLab& lab, cl_mem counts, int width,
   // TODO 5-6 (bonus): write mandelbrot_balanced_kernel in mandelbrot.cl (its comment gives a plan),
   //   then enqueue it as TODO 4 enqueues the naive kernel (a 2-D range in 16 x 16 work-groups).
   //   Check the call.
-  GPULAB_NOT_IMPLEMENTED("mandelbrot_balanced: a persistent grid whose lanes refill (TODO 5-6)");
+  GPULAB_NOT_IMPLEMENTED("mandelbrot_balanced: rounds of steps without a test, then the exact count (TODO 5-6)");
 }
