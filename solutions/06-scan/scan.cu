@@ -95,14 +95,13 @@ __device__ unsigned warp_inclusive_scan(unsigned value) {
 // Exclusive scan of one value per thread over the block, and the block's total: each warp scans its
 // lanes, warp 0 scans the 8 warp totals; two barriers instead of Hillis-Steele's eight.
 __device__ unsigned tile_exclusive_scan(unsigned value, unsigned& total) {
-  __shared__ unsigned warp_sums[kWarps];
+  __shared__ unsigned warp_sums[32];  // a slot per lane of warp 0: it writes back without a bounds test
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const unsigned inclusive = warp_inclusive_scan(value);
   if (lane == 31) warp_sums[warp] = inclusive;
   __syncthreads();
   if (warp == 0) {
-    const unsigned sum = warp_inclusive_scan(lane < kWarps ? warp_sums[lane] : 0u);
-    if (lane < kWarps) warp_sums[lane] = sum;
+    warp_sums[lane] = warp_inclusive_scan(lane < kWarps ? warp_sums[lane] : 0u);
   }
   __syncthreads();
   total = warp_sums[kWarps - 1];
@@ -156,7 +155,7 @@ constexpr int kFastTile = kRows * kTile;
 // tile_exclusive_scan of the kRows rows at once: on entry values[r] is the thread's total in row r,
 // on return the sum of the threads before it in that row; totals[r] is the row's total.
 __device__ void rows_exclusive_scan(unsigned (&values)[kRows], unsigned (&totals)[kRows]) {
-  __shared__ unsigned warp_sums[kRows][kWarps];
+  __shared__ unsigned warp_sums[kRows][32];  // a slot per lane of warp 0, as in tile_exclusive_scan
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   unsigned inclusive[kRows];
 #pragma unroll
@@ -168,8 +167,7 @@ __device__ void rows_exclusive_scan(unsigned (&values)[kRows], unsigned (&totals
   if (warp == 0) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const unsigned sum = warp_inclusive_scan(lane < kWarps ? warp_sums[r][lane] : 0u);
-      if (lane < kWarps) warp_sums[r][lane] = sum;
+      warp_sums[r][lane] = warp_inclusive_scan(lane < kWarps ? warp_sums[r][lane] : 0u);
     }
   }
   __syncthreads();
