@@ -100,6 +100,7 @@ std::vector<std::string> write_case_pictures(const std::filesystem::path& folder
   std::vector<std::string> written;
   for (const auto& [what, image] : pictures)
     written.push_back((folder / fmt::format("{}-{}.png", stem, what)).string());
+  std::filesystem::create_directories(folder);  // once, before the writers run side by side
   std::vector<std::string> errors(pictures.size());
   parallel_for(pictures.size(), [&](std::size_t i) {
     try {

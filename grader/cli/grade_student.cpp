@@ -342,8 +342,8 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
   double score = 0, bonus = 0;  // a score above the maximum is bonus points: say so
   for (const auto& lab : record.labs) {
     score += lab.run.points();
-    for (const auto& t : lab.run.tasks)
-      if (t.bonus) bonus += t.points;
+    for (const auto& t : lab.run.tasks)  // a bonus task's points, and a bonus tier's above a task's maximum
+      bonus += t.bonus ? t.points : std::max(0.0, t.points - t.max_points);
   }
   record.score = score;
   record.graded_at = now_utc();

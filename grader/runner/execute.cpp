@@ -46,6 +46,13 @@ double median_host_ms(const std::function<void()>& work, int repeats) {
   return summarize(samples).median;
 }
 
+void measure_cpu_rates(const RunContext& ctx, Calibration& cal, double work, const std::function<void()>& one_core,
+                       const std::function<void()>& all_cores, int repeats) {
+  cal.rates["cpu_1core"] = work / (median_host_ms(one_core, repeats) * 1e-3) / 1e9;
+  ctx.heartbeat();
+  cal.rates["cpu_all_cores"] = work / (median_host_ms(all_cores, repeats) * 1e-3) / 1e9;
+}
+
 namespace {
 
 // "changed its input a: 3 of 1,024 elements differ, the first at index 17"; empty when unchanged.

@@ -169,6 +169,11 @@ double median_launch_ms(
     const RunContext& ctx, const std::function<void()>& launch, const std::function<void()>& prepare = [] {});
 // Median wall-clock time in ms of `work` on the host, over `repeats` runs: for CPU calibrations.
 double median_host_ms(const std::function<void()>& work, int repeats);
+// The CPU calibrations of a lab: `work` (in the lab's unit, e.g. bytes or flops) done by the
+// one-core and the all-cores reference, each the median of `repeats` runs, as rates in units 1e9/s
+// in cal.rates["cpu_1core"] and ["cpu_all_cores"]; a heartbeat between the two, which may be slow.
+void measure_cpu_rates(const RunContext& ctx, Calibration& cal, double work, const std::function<void()>& one_core,
+                       const std::function<void()>& all_cores, int repeats = 3);
 
 class LabDriver {
  public:

@@ -1,7 +1,5 @@
 // Lab 09-mandelbrot (CUDA), reference solution: the escape count of every pixel of a window of the
 // complex plane, for the Mandelbrot set and Julia sets.
-#include <algorithm>
-
 #include "gpulab/student/cuda.hpp"
 
 // --8<-- [start:orbit]

@@ -163,12 +163,9 @@ class HistogramDriver final : public LabDriver {
       cal.library = vendor->name;
       cal.rates["library"] = n / (ms * 1e-3) / 1e9;
     }
-    auto cpu_rate = [&](Bins (*count)(std::span<const std::uint8_t>)) {
-      return n / (median_host_ms([&] { (void)count(bytes); }, 3) * 1e-3) / 1e9;
-    };
-    cal.rates["cpu_1core"] = cpu_rate(reference::histogram_one_core);
-    ctx.heartbeat();
-    cal.rates["cpu_all_cores"] = cpu_rate(reference::histogram_all_cores);
+    measure_cpu_rates(
+        ctx, cal, n, [&] { (void)reference::histogram_one_core(bytes); },
+        [&] { (void)reference::histogram_all_cores(bytes); });
   }
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override;

@@ -339,16 +339,13 @@ class MandelbrotDriver final : public LabDriver {
     std::uint64_t iterations = 0;
     for (int y : rows)
       for (int x = 0; x < d.width; ++x) iterations += d.expected[static_cast<std::size_t>(y) * d.width + x];
-    const double one_core_ms = median_host_ms(
+    measure_cpu_rates(
+        ctx, cal, static_cast<double>(iterations),
         [&] {
           for (int y : rows)
             for (int x = 0; x < d.width; ++x) reference::escape_count(d.view, x, y);
         },
-        3);
-    ctx.heartbeat();
-    const double all_cores_ms = median_host_ms([&] { reference::escape_counts_rows(d.view, d.width, rows); }, 3);
-    cal.rates["cpu_1core"] = static_cast<double>(iterations) / (one_core_ms * 1e-3) / 1e9;
-    cal.rates["cpu_all_cores"] = static_cast<double>(iterations) / (all_cores_ms * 1e-3) / 1e9;
+        [&] { reference::escape_counts_rows(d.view, d.width, rows); });
   }
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {

@@ -151,13 +151,9 @@ class MatmulDriver final : public LabDriver {
     Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "calibration cpu", timing.name));
     std::vector<float> ca = random_matrix(rng, count), cb = random_matrix(rng, count), cc(count);
     const double cube_flops = 2.0 * side * side * side;
-    cal.rates["cpu_1core"] =
-        cube_flops / (median_host_ms([&] { reference::matmul_one_core(ca, cb, cc, side, side, side); }, 3) * 1e-3) /
-        1e9;
-    ctx.heartbeat();
-    cal.rates["cpu_all_cores"] =
-        cube_flops / (median_host_ms([&] { reference::matmul_all_cores(ca, cb, cc, side, side, side); }, 3) * 1e-3) /
-        1e9;
+    measure_cpu_rates(
+        ctx, cal, cube_flops, [&] { reference::matmul_one_core(ca, cb, cc, side, side, side); },
+        [&] { reference::matmul_all_cores(ca, cb, cc, side, side, side); });
   }
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {

@@ -75,12 +75,9 @@ class NbodyDriver final : public LabDriver {
     const std::span<const float> some(data->bodies.data(), bodies * reference::kBodyFloats);
     std::vector<float> accel(some.size());
     const double flops = reference::kFlopsPerInteraction * static_cast<double>(bodies) * bodies;
-    auto cpu_rate = [&](void (*version)(std::span<const float>, std::span<float>, float)) {
-      return flops / (median_host_ms([&] { version(some, accel, p.softening2); }, 3) * 1e-3) / 1e9;
-    };
-    cal.rates["cpu_1core"] = cpu_rate(reference::nbody_one_core);
-    ctx.heartbeat();
-    cal.rates["cpu_all_cores"] = cpu_rate(reference::nbody_all_cores);
+    measure_cpu_rates(
+        ctx, cal, flops, [&] { reference::nbody_one_core(some, accel, p.softening2); },
+        [&] { reference::nbody_all_cores(some, accel, p.softening2); });
   }
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override;

@@ -123,14 +123,10 @@ class ReductionDriver final : public LabDriver {
     }
     // The CPU on at most 2^24 floats: a fraction of a second on one core.
     const std::span<const float> sample(data->input.data(), std::min<std::size_t>(n, std::size_t{1} << 24));
-    auto cpu_rate = [&](double (*sum)(std::span<const float>)) {
-      volatile double sink = 0;  // the sum is used, so the loop is not optimised away
-      const double ms = median_host_ms([&] { sink = sum(sample); }, 3);
-      return static_cast<double>(sample.size_bytes()) / (ms * 1e-3) / 1e9;
-    };
-    cal.rates["cpu_1core"] = cpu_rate(reference::sum_one_core);
-    ctx.heartbeat();
-    cal.rates["cpu_all_cores"] = cpu_rate(reference::sum_all_cores);
+    volatile double sink = 0;  // the sum is used, so the loop is not optimised away
+    measure_cpu_rates(
+        ctx, cal, static_cast<double>(sample.size_bytes()), [&] { sink = reference::sum_one_core(sample); },
+        [&] { sink = reference::sum_all_cores(sample); });
   }
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {

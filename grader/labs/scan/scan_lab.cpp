@@ -193,13 +193,10 @@ class ScanDriver final : public LabDriver {
     }
     words.resize(std::min(n, kCpuCalibrationWords));
     std::vector<std::uint32_t> sums(words.size());
-    auto cpu_rate = [&](void (*scan)(std::span<const std::uint32_t>, std::span<std::uint32_t>)) {
-      const double ms = median_host_ms([&] { scan(words, sums); }, 5);
-      return kBytesPerWord * static_cast<double>(words.size()) / (ms * 1e-3) / 1e9;
-    };
-    cal.rates["cpu_1core"] = cpu_rate(reference::inclusive_scan_one_core);
-    ctx.heartbeat();
-    cal.rates["cpu_all_cores"] = cpu_rate(reference::inclusive_scan_all_cores);
+    measure_cpu_rates(
+        ctx, cal, kBytesPerWord * static_cast<double>(words.size()),
+        [&] { reference::inclusive_scan_one_core(words, sums); },
+        [&] { reference::inclusive_scan_all_cores(words, sums); }, 5);
   }
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override {
