@@ -36,7 +36,7 @@ check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--t
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate) \
   $(if $(PROFILE),--profile)
 
-.PHONY: all deps harness check test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
+.PHONY: all deps harness check check-run test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
   audit bench-grader format similarity
 all: check
 
@@ -44,6 +44,7 @@ all: check
 # (`make check test` installs both), `check` when none is given.
 DEPS_all := check
 DEPS_check := check
+DEPS_check-run := check
 DEPS_harness := check
 DEPS_devices := check
 DEPS_history := check
@@ -69,8 +70,21 @@ deps:
 harness: deps
 	@scripts/build-harness.sh "$(BUILD)" $(JOBS)
 
-check: harness
-	@$(BUILD)/gpulab check $(check_args)
+# A failed check ends in gpulab's words, not with make's "make: *** [Makefile:N: check] Error 1",
+# which reads like a failed build. check-run records why the check did not pass in CHECK_OUTCOME
+# (gpulab writes its line; after a crash or a usage error the recipe writes the exit status) and
+# succeeds; check, whose recipe is expanded only after check-run has run, then stops make with that
+# line through $(error), or says nothing when the file is absent or empty ($(file <) reads it fresh;
+# $(wildcard) could answer from make's cached directory listing). A failed harness build still
+# stops make with its own error.
+CHECK_OUTCOME = $(BUILD)/check-outcome.txt
+check-run: harness
+	@rm -f "$(CHECK_OUTCOME)"; status=0; $(BUILD)/gpulab check $(check_args) --outcome "$(CHECK_OUTCOME)" || status=$$?; \
+	  if [ $$status -ne 0 ] && [ ! -s "$(CHECK_OUTCOME)" ]; then \
+	    echo "gpulab check exited with status $$status (the messages above say why)" > "$(CHECK_OUTCOME)"; fi
+
+check: check-run
+	@$(if $(file < $(CHECK_OUTCOME)),$(error $(file < $(CHECK_OUTCOME))))
 
 # Instructors: batch grading and the student repository.
 OUT ?= results

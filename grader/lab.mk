@@ -3,6 +3,15 @@
 lab_dir := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
 root_dir := $(abspath $(lab_dir)/../..)
 
-.PHONY: check
-check:
-	@$(MAKE) --no-print-directory -C $(root_dir) check LAB=$(notdir $(lab_dir)) SOURCE=$(abspath $(lab_dir)/..)
+# As at the top (see check there): the top's check-run records why a check did not pass, and check
+# stops make with that line, so a failed check does not end in make's "Error 2" for the sub-make.
+# BUILD, when given, is the top's build folder, relative to the top.
+lab_outcome := $(abspath $(if $(filter /%,$(BUILD)),,$(root_dir)/)$(or $(BUILD),build))/check-outcome.txt
+
+.PHONY: check check-run
+check-run:
+	@$(MAKE) --no-print-directory -C $(root_dir) check-run LAB=$(notdir $(lab_dir)) SOURCE=$(abspath $(lab_dir)/..) \
+	  CHECK_OUTCOME="$(lab_outcome)"
+
+check: check-run
+	@$(if $(file < $(lab_outcome)),$(error $(file < $(lab_outcome))))

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "audit.hpp"
 #include "batch.hpp"
 #include "calibration_cache.hpp"
+#include "files.hpp"
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
 #include "gpulab/text.hpp"
@@ -118,6 +120,7 @@ std::optional<MachineLock> lock_gpu(const std::string& backend, const std::strin
 
 struct CheckOptions {
   std::string source, backend, device, json;
+  std::string outcome;  // where a check that did not pass says so in one line (write_outcome)
   std::vector<std::string> labs, tasks;
   std::uint64_t seed = 0;
   double timeout = 0;
@@ -206,7 +209,23 @@ void record_history(const Toolchain& tc, const fs::path& source, const std::vect
   }
 }
 
+// `--outcome FILE`: the line the Makefile stops a failed `make check` with, instead of make's "Error
+// 1", which reads like a failed build. "" removes the file, so no earlier run's line outlives a pass.
+// It never changes the exit status: a file that cannot be written is only reported.
+void write_outcome(const std::string& file, const std::string& line) {
+  if (file.empty()) return;
+  try {
+    if (line.empty())
+      fs::remove(file);
+    else
+      write_text_atomically(line + "\n", fs::absolute(file));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "gpulab: the check's outcome was not written to {} ({})\n", file, e.what());
+  }
+}
+
 int check(const CheckOptions& o) {
+  write_outcome(o.outcome, "");
   const Toolchain tc = Toolchain::load(own_directory());
   const fs::path source = fs::absolute(o.source.empty() ? tc.repo / "labs" : fs::path(o.source)).lexically_normal();
   if (!fs::is_directory(source)) throw std::invalid_argument(fmt::format("SOURCE={} is not a folder", source.string()));
@@ -254,6 +273,8 @@ int check(const CheckOptions& o) {
   fmt::print("{}", render_report(run, color));
   fmt::print("JSON report: {}\n", json.string());
   if (!no_profile.empty()) fmt::print("profile: not run: {}\n", no_profile);
+  std::fflush(stdout);  // the report first, then any complaint about the outcome's file
+  write_outcome(o.outcome, render_outcome(run));
   return run.all_passed() ? 0 : 1;
 }
 
@@ -549,6 +570,9 @@ int main(int argc, char** argv) {
   check_cmd->add_option("--timeout", o.timeout,
                         "seconds without progress before a lab is killed (default: the manifest's)");
   check_cmd->add_option("--json", o.json, "where to write the JSON report");
+  check_cmd->add_option("--outcome", o.outcome,
+                        "when the check does not pass, write why in one line to this file (`make check` ends "
+                        "with it); when it passes, remove the file");
   check_cmd->add_flag("--recalibrate", o.recalibrate,
                       "measure the calibrations afresh instead of taking those cached in the last 10 minutes");
   check_cmd->add_flag(
@@ -595,6 +619,7 @@ int main(int argc, char** argv) {
     return check(o);
   } catch (const std::exception& e) {
     fmt::print(stderr, "gpulab: {}\n", e.what());
+    write_outcome(o.outcome, "the check did not run: the message above says why");
     return 2;
   }
 }

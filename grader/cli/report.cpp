@@ -279,4 +279,19 @@ std::string render_report(const RunSummary& run, bool color) {
   return out;
 }
 
+std::string render_outcome(const RunSummary& run) {
+  if (run.all_passed()) return "";
+  if (run.tasks_total() == 0)
+    return fmt::format("no task ran: no selected lab has a task with files for {} (see LAB=, TASK= and BACKEND=)",
+                       run.backend);
+  // Bonus tasks never fail a run, so only the others count; "required" says why the total can be
+  // smaller than the report's.
+  int required = 0, failed = 0;
+  for (const auto& lab : run.labs)
+    for (const auto& t : lab.tasks)
+      if (!t.bonus) ++required, failed += t.status != Status::passed;
+  return fmt::format("{} of {} {}task{} failed: the report above says which and why", failed, required,
+                     required < run.tasks_total() ? "required " : "", required == 1 ? "" : "s");
+}
+
 }  // namespace gpulab::cli

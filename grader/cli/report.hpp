@@ -31,6 +31,9 @@ void from_json(const nlohmann::json& j, RunSummary& run);
 // Writes via a temporary file and a rename, so a reader never sees half a report.
 void write_json_atomically(const nlohmann::json& data, const std::filesystem::path& path);
 std::string render_report(const RunSummary& run, bool color);
+// The run's outcome in one line, for the end of a `make check` that did not pass (gpulab check
+// --outcome): how many required tasks failed, or that none ran; empty when the run passed.
+std::string render_outcome(const RunSummary& run);
 // A lab's warnings (LabRun::warnings), one "  warning: file:line: ..." line each, yellow with colour;
 // empty when there are none.
 std::string render_warnings(const std::vector<std::string>& warnings, bool color);

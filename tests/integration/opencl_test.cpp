@@ -67,6 +67,28 @@ TEST_CASE("a fresh skeleton reports each task as not implemented, naming the fil
   CHECK(run.output.find("not implemented") != std::string::npos);
 }
 
+TEST_CASE("the --outcome file says how many tasks failed, goes when a check passes, and says when one did not run") {
+  const auto lab = all_labs().front();
+  int required = 0;
+  for (const auto& task : lab.tasks) required += !task.bonus;
+  const fs::path outcome = fs::path(GPULAB_SCRATCH) / "outcome.txt";
+  const std::string args = "--backend opencl --lab " + lab.name + " --outcome '" + outcome.string() + "'";
+  const auto skeleton = run_check(committed_labs(), args);
+  INFO(skeleton.output);
+  CHECK(skeleton.exit_code == 1);
+  CHECK(read_file(outcome).starts_with(std::to_string(required) + " of " + std::to_string(required) + " task"));
+  CHECK(read_file(outcome).ends_with(" failed: the report above says which and why\n"));
+  // The first lab's solution passes on any device: the earlier run's line must not outlive it.
+  const auto solution = run_check(repo_path("solutions"), args);
+  INFO(solution.output);
+  CHECK(solution.exit_code == 0);
+  CHECK_FALSE(fs::exists(outcome));
+  const auto error = run_check(repo_path("solutions"), args + " --task nosuchtask");
+  CHECK(error.exit_code == 2);
+  CHECK(error.output.find("TASK=nosuchtask is not a task") != std::string::npos);  // still said
+  CHECK(read_file(outcome) == "the check did not run: the message above says why\n");
+}
+
 TEST_CASE("PROFILE=1 on OpenCL grades as without it and says that Nsight Compute profiles CUDA kernels only") {
   const auto lab = all_labs().front();
   const auto run = run_check(committed_labs(), "--backend opencl --profile --lab " + lab.name);

@@ -106,6 +106,27 @@ TEST_CASE("a run that ran no task is never reported as passed") {
   CHECK(report.find("PASSED") == std::string::npos);
 }
 
+TEST_CASE("a run that did not pass says in one line how many required tasks failed, or that none ran") {
+  RunSummary run;
+  run.backend = "opencl";
+  CHECK(render_outcome(run) ==
+        "no task ran: no selected lab has a task with files for opencl (see LAB=, TASK= and BACKEND=)");
+  TaskResult naive, fast, extra;
+  naive.status = Status::passed;
+  fast.status = Status::wrong_result;
+  LabRun lab;
+  lab.tasks = {naive, fast};
+  run.labs = {lab};
+  CHECK(render_outcome(run) == "1 of 2 tasks failed: the report above says which and why");
+  // A failed bonus task does not fail the run, so it is not counted.
+  extra.bonus = true;
+  extra.status = Status::too_slow;
+  run.labs[0].tasks.push_back(extra);
+  CHECK(render_outcome(run) == "1 of 2 required tasks failed: the report above says which and why");
+  run.labs[0].tasks[1].status = Status::passed;
+  CHECK(render_outcome(run).empty());
+}
+
 TEST_CASE("a task with a bonus tier earns its points only past the tier's bound, and the report says which") {
   TaskResult fast;
   fast.task = "fast";
