@@ -31,5 +31,6 @@ __kernel __attribute__((reqd_work_group_size(BLOCK, 1, 1)))
 void add_block_offsets_kernel(__global uint* out, int out_at, __global const uint* scanned_block_sums,
                               int sums_at, int n) {}
 
-// Bonus (fast): scan_lookback_kernel, a single pass with decoupled look-back over tiles of 8 rows x 256
-// uint4 (work-item t holds the uint4 at t of each row), a window of 32 states in local memory. See the README.
+// Bonus (fast): scan_lookback_kernel, a single pass with decoupled look-back over tiles of 12 rows x 256
+// uint4 (work-item t holds the uint4 at t of each row), the row totals raked in local memory, a window
+// of 32 states in local memory. See the README.

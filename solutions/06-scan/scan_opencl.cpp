@@ -9,7 +9,7 @@ namespace {
 
 constexpr int kBlock = 1024;                                 // BLOCK in scan.cl
 constexpr int kTileThreads = 256, kTile = kTileThreads * 4;  // TILE_THREADS and TILE in scan.cl
-constexpr int kFastTile = 8 * kTile;                         // FAST_TILE in scan.cl
+constexpr int kFastTile = 12 * kTile;                        // FAST_TILE in scan.cl
 
 // Words of a buffer from `at` on: what a pointer is in CUDA, since a cl_mem has no arithmetic.
 struct Words {
