@@ -47,19 +47,25 @@ fail() {
 done_case() { [ $case_failed -ne 0 ] || echo "ok: $name"; }
 says() { printf '%s\n' "$out" | grep -qF -- "$1"; }
 
-run "a failed check" STUB_GPULAB=fail
-[ $status -ne 0 ] || fail "make succeeded"
-says "FAILED: 3 of 5 tasks passed" || fail "the report is missing"
-says "*** 2 of 5 tasks failed: the report above says which and why" || fail "the last line is not gpulab's outcome"
-! says "make: ***" || fail "make's error echo is there"
-! says "Error 1" || fail "make's Error 1 is there"
-done_case
-
-run "a passed check after a failed one" STUB_GPULAB=pass
-[ $status -eq 0 ] || fail "make failed"
-says "PASSED" || fail "the report is missing"
-! says "***" || fail "an error line is there"
-done_case
+# The same failed and passed checks, from the top and from a lab's folder (grader/lab.mk).
+expect_failed_check() {
+  run "$1" STUB_GPULAB=fail
+  [ $status -ne 0 ] || fail "make succeeded"
+  says "FAILED: 3 of 5 tasks passed" || fail "the report is missing"
+  says "*** 2 of 5 tasks failed: the report above says which and why" || fail "the last line is not gpulab's outcome"
+  ! says "make: ***" || fail "make's error echo is there"
+  ! says "Error" || fail "make's Error line is there"
+  done_case
+}
+expect_passed_check() {
+  run "$1" STUB_GPULAB=pass
+  [ $status -eq 0 ] || fail "make failed"
+  says "PASSED" || fail "the report is missing"
+  ! says "***" || fail "an error line is there"
+  done_case
+}
+expect_failed_check "a failed check"
+expect_passed_check "a passed check after a failed one"
 
 echo "a line from a run before this one" >"$scratch/build/check-outcome.txt"
 run "a passed check with a stale outcome file" STUB_GPULAB=pass
@@ -81,16 +87,6 @@ says "harness] Error 3" || fail "make does not name the failed harness"
 done_case
 
 folder=labs/00-hello
-run "a failed check in a lab's folder" STUB_GPULAB=fail
-[ $status -ne 0 ] || fail "make succeeded"
-says "*** 2 of 5 tasks failed: the report above says which and why" || fail "the last line is not gpulab's outcome"
-! says "make: ***" || fail "make's error echo is there"
-! says "Error" || fail "make's Error is there"
-done_case
-
-run "a passed check in a lab's folder" STUB_GPULAB=pass
-[ $status -eq 0 ] || fail "make failed"
-says "PASSED" || fail "the report is missing"
-! says "***" || fail "an error line is there"
-done_case
+expect_failed_check "a failed check in a lab's folder"
+expect_passed_check "a passed check in a lab's folder"
 exit $failed
