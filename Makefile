@@ -70,21 +70,19 @@ deps:
 harness: deps
 	@scripts/build-harness.sh "$(BUILD)" $(JOBS)
 
-# A failed check ends in gpulab's words, not with make's "make: *** [Makefile:N: check] Error 1",
-# which reads like a failed build. check-run records why the check did not pass in CHECK_OUTCOME
-# (gpulab writes its line; after a crash or a usage error the recipe writes the exit status) and
-# succeeds; check, whose recipe is expanded only after check-run has run, then stops make with that
-# line through $(error), or says nothing when the file is absent or empty ($(file <) reads it fresh;
-# $(wildcard) could answer from make's cached directory listing). A failed harness build still
-# stops make with its own error.
-CHECK_OUTCOME = $(BUILD)/check-outcome.txt
+# A failed check ends with one line in gpulab's words instead of make's "Error 1" (see
+# grader/check-outcome.mk): check-run records it, check stops make with it. A failed harness build
+# still stops make with its own error.
+include grader/check-outcome.mk
+CHECK_OUTCOME ?= $(BUILD)/.check-outcome-$(make_pid)
 check-run: harness
 	@rm -f "$(CHECK_OUTCOME)"; status=0; $(BUILD)/gpulab check $(check_args) --outcome "$(CHECK_OUTCOME)" || status=$$?; \
 	  if [ $$status -ne 0 ] && [ ! -s "$(CHECK_OUTCOME)" ]; then \
-	    echo "gpulab check exited with status $$status (the messages above say why)" > "$(CHECK_OUTCOME)"; fi
+	    echo "gpulab check exited with status $$status (the messages above say why)" > "$(CHECK_OUTCOME)"; fi; \
+	  $(if $(outcome_readable),true,rm -f "$(CHECK_OUTCOME)"; exit $$status)
 
 check: check-run
-	@$(if $(file < $(CHECK_OUTCOME)),$(error $(file < $(CHECK_OUTCOME))))
+	@$(call end_with_outcome,$(CHECK_OUTCOME))
 
 # Instructors: batch grading and the student repository.
 OUT ?= results

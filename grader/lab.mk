@@ -3,10 +3,11 @@
 lab_dir := $(patsubst %/,%,$(dir $(abspath $(firstword $(MAKEFILE_LIST)))))
 root_dir := $(abspath $(lab_dir)/../..)
 
-# As at the top (see check there): the top's check-run records why a check did not pass, and check
-# stops make with that line, so a failed check does not end in make's "Error 2" for the sub-make.
-# BUILD, when given, is the top's build folder, relative to the top.
-lab_outcome := $(abspath $(if $(filter /%,$(BUILD)),,$(root_dir)/)$(or $(BUILD),build))/check-outcome.txt
+# As at the top (grader/check-outcome.mk): the top's check-run records why a check did not pass,
+# and check here stops make with that line, so a failed check does not end in make's "Error 2" for
+# the sub-make. BUILD, when given, is the top's build folder, relative to the top.
+include $(root_dir)/grader/check-outcome.mk
+lab_outcome := $(abspath $(if $(filter /%,$(BUILD)),,$(root_dir)/)$(or $(BUILD),build))/.check-outcome-$(make_pid)
 
 .PHONY: check check-run
 check-run:
@@ -14,4 +15,4 @@ check-run:
 	  CHECK_OUTCOME="$(lab_outcome)"
 
 check: check-run
-	@$(if $(file < $(lab_outcome)),$(error $(file < $(lab_outcome))))
+	@$(call end_with_outcome,$(lab_outcome))

@@ -43,15 +43,16 @@ __kernel __attribute__((reqd_work_group_size(BLOCK, 1, 1))) void scan_block_kern
 
 // Words first..first+3 (0 past n): one 16-byte load when all four lie inside n (first is a
 // multiple of 4 and every level starts at a multiple of 4 words: the address is 16-byte aligned).
+// (first <= n - 4, not first + 4 <= n: the sum would overflow an int for n near 2^31.)
 uint4 load_vector(__global const uint* in, int first, int n) {
-  if (first + 4 <= n) return *(__global const uint4*)(in + first);
+  if (first <= n - 4) return *(__global const uint4*)(in + first);
   return (uint4)(first < n ? in[first] : 0u, first + 1 < n ? in[first + 1] : 0u, first + 2 < n ? in[first + 2] : 0u,
                  0u);
 }
 
 // Stores the words of v that lie inside n.
 void store_vector(__global uint* out, int first, int n, uint4 v) {
-  if (first + 4 <= n) {
+  if (first <= n - 4) {
     *(__global uint4*)(out + first) = v;
   } else {
     if (first < n) out[first] = v.x;
@@ -123,14 +124,14 @@ __kernel __attribute__((reqd_work_group_size(TILE_THREADS, 1, 1))) void add_tile
 // 1's...): written to local memory by row, read back 12 consecutive ones a work-item (raking), so
 // the Hillis-Steele runs over 256 sums, not over 12 x 256 values. A benchmark of variants on the
 // H100 (OpenCL, 2^26 words, the scan timed between markers as the grader times a launch, against a
-// copy timed by its own events) measured 12 rows at 0.72 of copy, 16 at 0.71, 8 at 0.69, 10 at
-// 0.68; a Hillis-Steele over a uint8 of row totals a work-item (8 rows, 8 barrier steps moving 32
+// copy timed by its own events) measured 12 rows at 0.72 of copy, 16 at 0.71, 8 and 14 at 0.69, 10
+// at 0.68; a Hillis-Steele over a uint8 of row totals a work-item (8 rows, 8 barrier steps moving 32
 // bytes a work-item) reached 0.64: its local-memory traffic, not its barriers, cost the difference
 // (a radix-4 Hillis-Steele with half the barriers measured the same).
 #define ROWS 12
 #define FAST_TILE (ROWS * TILE)
-// One spare word after every 32: the work-items of a warp reading 12 consecutive totals each hit
-// different banks, not the same few.
+// One spare word after every 32: a warp's work-items reading 12 consecutive totals each meet 2-way
+// bank conflicts instead of 4-way (a conflict-free spacing, one word every 96, measured the same).
 #define PADDED(i) ((i) + ((i) >> 5))
 #define TOTALS_WORDS PADDED(ROWS * TILE_THREADS)
 
@@ -212,13 +213,18 @@ __kernel __attribute__((reqd_work_group_size(TILE_THREADS, 1, 1))) void scan_loo
   if (get_local_id(0) == 0) ticket = alone ? 0 : (int)atomic_inc(scratch);
   barrier(CLK_LOCAL_MEM_FENCE);
   const int tile = ticket;
+  // Indices count from the tile's first word: tile * FAST_TILE + r * TILE could pass 2^31 for the
+  // largest n (12288 does not divide 2^31), the tile's first word cannot (it is below n).
+  const int base = tile * FAST_TILE, left = n - base;  // left: the words from there on
+  in += base;
+  out += base;
   // All 12 loads first: they are in flight together, before anything waits.
-  const int first = tile * FAST_TILE + get_local_id(0) * 4;
+  const int first = get_local_id(0) * 4;
   uint4 rows[ROWS];
   uint before[ROWS];  // this work-item's row totals, then what comes before it in the tile
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) {
-    rows[r] = scan_vector(load_vector(in, first + r * TILE, n));
+    rows[r] = scan_vector(load_vector(in, first + r * TILE, left));
     before[r] = rows[r].w;
   }
   const uint total = tile_rows_exclusive_scan(before, totals, sums);
@@ -229,6 +235,6 @@ __kernel __attribute__((reqd_work_group_size(TILE_THREADS, 1, 1))) void scan_loo
   }
   if (get_local_id(0) == 0 && !alone) states[tile] = PREFIX | (prefix + total);
 #pragma unroll
-  for (int r = 0; r < ROWS; ++r) store_vector(out, first + r * TILE, n, rows[r] + (prefix + before[r]));
+  for (int r = 0; r < ROWS; ++r) store_vector(out, first + r * TILE, left, rows[r] + (prefix + before[r]));
 }
 // --8<-- [end:fast]

@@ -55,15 +55,16 @@ constexpr int aligned_words(int n) { return (n + 3) / 4 * 4; }
 
 // Words first..first+3 (0 past n): one 16-byte load when all four lie inside n (first is a
 // multiple of 4, so the address is 16-byte aligned); the last, partial vector word by word.
+// (first <= n - 4, not first + 4 <= n: the sum would overflow an int for n near 2^31.)
 __device__ uint4 load_vector(const unsigned* in, int first, int n) {
-  if (first + 4 <= n) return *reinterpret_cast<const uint4*>(in + first);
+  if (first <= n - 4) return *reinterpret_cast<const uint4*>(in + first);
   return make_uint4(first < n ? in[first] : 0u, first + 1 < n ? in[first + 1] : 0u, first + 2 < n ? in[first + 2] : 0u,
                     0u);
 }
 
 // Stores the words of v that lie inside n.
 __device__ void store_vector(unsigned* out, int first, int n, uint4 v) {
-  if (first + 4 <= n) {
+  if (first <= n - 4) {
     *reinterpret_cast<uint4*>(out + first) = v;
   } else {
     if (first < n) out[first] = v.x;

@@ -7,12 +7,13 @@
 set -u
 repo=$1 scratch=$2
 command -v make >/dev/null || { echo "skipped: GNU make is not installed"; exit 77; }
-# Run by `make test`, the outer make's settings would reach the inner one.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+# Run by `make test`, the outer make's settings and variables would reach the inner one.
+unset MAKEFLAGS MFLAGS MAKELEVEL BUILD SOURCE LAB TASK BACKEND DEVICE SEED TIMEOUT SANITIZE RECALIBRATE PROFILE \
+  CHECK_OUTCOME JOBS
 failed=0
 
 rm -rf "$scratch" && mkdir -p "$scratch/scripts" "$scratch/build" "$scratch/grader" "$scratch/labs/00-hello" || exit 2
-cp "$repo/Makefile" "$scratch/" && cp "$repo/grader/lab.mk" "$scratch/grader/" &&
+cp "$repo/Makefile" "$scratch/" && cp "$repo/grader/lab.mk" "$repo/grader/check-outcome.mk" "$scratch/grader/" &&
   cp "$repo/labs/00-hello/Makefile" "$scratch/labs/00-hello/" || exit 2
 printf '#!/bin/sh\nexit 0\n' >"$scratch/scripts/install-deps.sh"
 printf '#!/bin/sh\n[ "${STUB_HARNESS:-}" != fail ] || { echo "stub: the harness does not build"; exit 3; }\n' \
@@ -35,10 +36,10 @@ STUB
 chmod +x "$scratch/scripts/install-deps.sh" "$scratch/scripts/build-harness.sh" "$scratch/build/gpulab"
 
 # run CASE [VAR=value...]: make check in the scratch folder (in $folder under it); sets $status and $out.
-folder=.
+folder=. make_args=
 run() {
   name=$1; shift
-  out=$(cd "$scratch/$folder" && env "$@" make check 2>&1)
+  out=$(cd "$scratch/$folder" && env "$@" make $make_args check 2>&1)
   status=$? case_failed=0
 }
 fail() {
@@ -55,6 +56,7 @@ expect_failed_check() {
   says "*** 2 of 5 tasks failed: the report above says which and why" || fail "the last line is not gpulab's outcome"
   ! says "make: ***" || fail "make's error echo is there"
   ! says "Error" || fail "make's Error line is there"
+  ! ls -a "$scratch/build" | grep -q check-outcome || fail "the outcome file stayed behind"
   done_case
 }
 expect_passed_check() {
@@ -67,10 +69,29 @@ expect_passed_check() {
 expect_failed_check "a failed check"
 expect_passed_check "a passed check after a failed one"
 
-echo "a line from a run before this one" >"$scratch/build/check-outcome.txt"
-run "a passed check with a stale outcome file" STUB_GPULAB=pass
+echo "a line from a run before this one" >"$scratch/build/stale-outcome"
+run "a passed check with a stale outcome file" STUB_GPULAB=pass CHECK_OUTCOME=build/stale-outcome
 [ $status -eq 0 ] || fail "make failed"
 ! says "***" || fail "the stale outcome stopped make"
+done_case
+
+echo "a line from a run before this one" >"$scratch/build/stale-outcome"
+make_args=-n
+run "a dry run with an outcome file there" STUB_GPULAB=fail CHECK_OUTCOME=build/stale-outcome
+make_args=
+[ $status -eq 0 ] || fail "the dry run failed"
+! says "***" || fail "the dry run stopped on the outcome file"
+! says "FAILED" || fail "the dry run ran the check"
+done_case
+
+# What a make older than 4.2 (no $(file <)) does, by clearing the flag the Makefile derives from
+# MAKE_VERSION: the check still fails, with make's own error line.
+make_args=outcome_readable=
+run "a failed check under a make too old to read the outcome" STUB_GPULAB=fail
+make_args=
+[ $status -ne 0 ] || fail "make succeeded"
+says "check-run] Error 1" || fail "make's own error line is missing"
+! ls -a "$scratch/build" | grep -q check-outcome || fail "the outcome file stayed behind"
 done_case
 
 run "a crashed check" STUB_GPULAB=crash
