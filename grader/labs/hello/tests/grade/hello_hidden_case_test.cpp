@@ -3,6 +3,8 @@
 // gpulab_grade_tests.
 #include <doctest/doctest.h>
 
+#include <regex>
+
 #include "batch.hpp"
 
 using namespace gpulab::testing;
@@ -32,7 +34,8 @@ TEST_CASE("a kernel wrong only on a hidden case loses the task, and its feedback
   for (const char* file : {"results.json", "feedback.txt", "feedback.html"}) {
     const std::string seen = read_file(b.out / "students" / "sly" / file);
     CAPTURE(file);
-    CHECK(seen.find("257") == std::string::npos);
+    // 257 as a number of its own: a random seed or a time may hold the digits (seed 540257815).
+    CHECK_FALSE(std::regex_search(seen, std::regex("(^|[^0-9])257([^0-9]|$)")));
     CHECK(seen.find("does not publish") != std::string::npos);
   }
 }
