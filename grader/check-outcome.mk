@@ -9,7 +9,7 @@
 # - Each make reads its own file, named after its process: two checks at once never read each
 #   other's, and the file goes once read.
 # - $(file <) needs GNU make 4.2 (Debian 12 has 4.3); older makes (macOS's 3.81) keep make's own
-#   error line: check-run then exits with gpulab's status (run_check_recording in the Makefile).
+#   error line: the Makefile's check-run then exits with gpulab's status.
 # - A dry run (make -n) prints the commands and stops on nothing; $(error) ends make even under -k.
 
 outcome_readable := $(filter-out 3.% 4.0 4.1,$(MAKE_VERSION))
