@@ -4,6 +4,7 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -194,8 +195,183 @@ std::vector<Case> draw_random_cases(const Manifest& manifest, std::uint64_t run_
   return out;
 }
 
-Manifest with_random_cases(Manifest manifest, std::uint64_t run_seed, bool hidden) {
+namespace {
+
+// A timing case of the device class that times some of a [[random]] block's tasks: the large cases
+// drawn for those tasks reach its size in every dimension of the block.
+struct LargeTarget {
+  const Case* timing = nullptr;
+  std::vector<std::string> tasks;   // the block's tasks the timing case times
+  std::vector<std::int64_t> sizes;  // the timing size of each of the block's dims
+};
+
+std::vector<std::string> task_names(const Manifest& m, const std::vector<std::string>& listed) {
+  if (!listed.empty()) return listed;
+  std::vector<std::string> all;
+  for (const auto& t : m.tasks) all.push_back(t.name);
+  return all;
+}
+
+std::vector<LargeTarget> large_targets(const Manifest& m, const RandomCases& r, DeviceClass device) {
+  std::vector<LargeTarget> out;
+  for (const auto& c : m.cases) {
+    if (!c.timing || !c.runs_on(device)) continue;
+    LargeTarget target{&c, {}, {}};
+    for (const auto& task : task_names(m, r.tasks))
+      if (c.applies_to(task)) target.tasks.push_back(task);
+    bool beyond = false;  // a size other than the timing case's own lies beyond `max`
+    for (const auto& d : r.dims) {
+      if (!c.params.contains(d) || !c.params[d].is_number_integer()) target.tasks.clear();
+      if (target.tasks.empty()) break;
+      target.sizes.push_back(c.params[d].get<std::int64_t>());
+      beyond = beyond || (r.power_of_two ? target.sizes.back() / 2 : target.sizes.back() - 1) > r.max;
+    }
+    if (!target.tasks.empty() && beyond) out.push_back(std::move(target));
+  }
+  return out;
+}
+
+// Uniform in log space over [lo, hi]: sizes of every order of magnitude between the random cases'
+// largest and the timing size are equally likely.
+std::int64_t log_uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {
+  if (hi <= lo) return lo;
+  const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
+  const double x = std::exp(std::log(static_cast<double>(lo)) +
+                            u * (std::log(static_cast<double>(hi) + 1.0) - std::log(static_cast<double>(lo))));
+  return std::clamp(static_cast<std::int64_t>(x), lo, hi);
+}
+
+enum class LargeRole { near_timing, multiple, near_power };
+
+// Just below the timing size `top` and above `max`, dividing by no tile (a power of two block: half
+// the timing size, the largest power below it).
+std::int64_t near_timing_size(const RandomCases& r, std::int64_t top, Rng& rng) {
+  if (r.power_of_two) return std::max(top / 2, std::int64_t{1});
+  const std::int64_t reach = std::max<std::int64_t>(r.tiles.front() - 1, 1);
+  for (int attempt = 0; attempt < 256; ++attempt) {
+    const std::int64_t size = top - rng.integer(1, reach);
+    if (size > r.max && divides_none(size, r.tiles)) return size;
+  }
+  return top;
+}
+
+// One size in (max, top] in a large role; a role with no size there falls back to near_timing.
+std::int64_t draw_large_size(const RandomCases& r, LargeRole role, std::int64_t top, Rng& rng) {
+  if (top <= r.max) return std::min(top, draw_size(r, RandomCases::Role::many_other, rng));
+  if (r.power_of_two) {
+    const int low = log2_floor(r.max) + 1, high = log2_floor(top) - 1;
+    if (role == LargeRole::near_timing || low > high) return near_timing_size(r, top, rng);
+    return std::int64_t{1} << rng.integer(low, high);
+  }
+  const std::int64_t lcm = std::accumulate(r.tiles.begin(), r.tiles.end(), std::int64_t{1},
+                                           [](std::int64_t a, std::int64_t b) { return std::lcm(a, b); });
+  const std::int64_t reach = std::max<std::int64_t>(r.tiles.front() - 1, 1);
+  if (role == LargeRole::multiple && r.max / lcm + 1 <= top / lcm)
+    return lcm * log_uniform(rng, r.max / lcm + 1, top / lcm);
+  if (role == LargeRole::near_power) {
+    const int low = log2_floor(r.max + reach) + 1, high = log2_floor(top - reach - 1);
+    for (int attempt = 0; low <= high && attempt < 256; ++attempt) {
+      const std::int64_t power = std::int64_t{1} << rng.integer(low, high);
+      const std::int64_t size = power + (rng.integer(0, 1) ? 1 : -1) * rng.integer(1, reach);
+      if (size > r.max && size < top && divides_none(size, r.tiles)) return size;
+    }
+  }
+  return near_timing_size(r, top, rng);
+}
+
+// A large or stress case of `target`'s tasks: its sizes, the value of each `values` list for the
+// `i`th case, then a stress entry's parameters over them; named after all of them.
+Case large_case(const RandomCases& r, const LargeTarget& target, const std::string& label,
+                const std::vector<std::int64_t>& sizes, std::size_t i, const nlohmann::json* stress, bool hidden) {
+  Case c;
+  c.hidden = hidden;
+  c.tasks = target.tasks;
+  c.params = nlohmann::json::object();
+  for (const auto& [key, options] : r.values) c.params[key] = options[i % options.size()];
+  if (stress)
+    for (const auto& [key, value] : stress->items()) c.params[key] = value;
+  std::vector<std::string> shown, others;
+  for (std::size_t d = 0; d < r.dims.size(); ++d) {
+    c.params[r.dims[d]] = sizes[d];
+    shown.push_back(std::to_string(sizes[d]));
+  }
+  for (const auto& [key, value] : c.params.items())
+    if (std::find(r.dims.begin(), r.dims.end(), key) == r.dims.end())
+      others.push_back(fmt::format("{}={}", key, value.is_string() ? value.get<std::string>() : value.dump()));
+  c.name = fmt::format("{}{}: {}{}{}", hidden ? "hidden " : "", label, fmt::join(shown, "x"), others.empty() ? "" : " ",
+                       fmt::join(others, " "));
+  return c;
+}
+
+// The large and stress cases of one block for one timing case: every dimension just below its
+// timing size (the largest shape with partial tiles), then, with several dimensions, each
+// dimension in turn in each role; one case per stress entry.
+void draw_large_for(const RandomCases& r, const LargeTarget& target, Rng& rng, bool hidden, int& large_number,
+                    int& stress_number, std::vector<Case>& out) {
+  static constexpr LargeRole kRoles[] = {LargeRole::near_timing, LargeRole::multiple, LargeRole::near_power};
+  const int phase = static_cast<int>(rng.integer(0, 2));
+  const std::size_t value_phase = static_cast<std::size_t>(rng.integer(0, 1 << 20));
+  const std::size_t dims = r.dims.size();
+  // Case i: with one dimension, role i; with more, case 0 all near the timing size, then rotations.
+  auto role = [&](int i, std::size_t d) {
+    if (dims == 1) return kRoles[(i + phase) % 3];
+    return i == 0 ? LargeRole::near_timing : kRoles[(i + phase + static_cast<int>(d)) % 3];
+  };
+  const int count = hidden ? 1 : (dims == 1 ? 3 : 4), first = hidden ? 1 + phase : 0;
+  for (int i = first; i < first + count; ++i) {
+    std::vector<std::int64_t> sizes;
+    for (std::size_t d = 0; d < dims; ++d) sizes.push_back(draw_large_size(r, role(i, d), target.sizes[d], rng));
+    out.push_back(large_case(r, target, fmt::format("large {}", ++large_number), sizes,
+                             value_phase + static_cast<std::size_t>(i), nullptr, hidden));
+  }
+  if (hidden) return;
+  for (std::size_t j = 0; j < r.stress.size(); ++j) {
+    std::vector<std::int64_t> sizes;
+    for (std::size_t d = 0; d < dims; ++d) sizes.push_back(near_timing_size(r, target.sizes[d], rng));
+    out.push_back(
+        large_case(r, target, fmt::format("stress {}", ++stress_number), sizes, value_phase + j, &r.stress[j], false));
+  }
+}
+
+// The timing cases with their `trim` applied: each trimmed size loses a seeded 0..N, and the case's
+// name says the size this run times.
+void trim_timing_cases(Manifest& manifest, std::uint64_t run_seed) {
+  for (auto& c : manifest.cases) {
+    if (!c.timing || c.trim.empty()) continue;
+    Rng rng(derive_seed(run_seed, manifest.id, "timing trim", c.name));
+    std::vector<std::string> shown;
+    for (const auto& [key, most] : c.trim) {
+      const std::int64_t size = c.params[key].get<std::int64_t>() - rng.integer(0, most);
+      c.params[key] = size;
+      shown.push_back(fmt::format("{}={}", key, size));
+    }
+    c.name += fmt::format(" ({} this run)", fmt::join(shown, ", "));
+  }
+}
+
+}  // namespace
+
+std::vector<Case> draw_large_cases(const Manifest& manifest, std::uint64_t run_seed, bool hidden, DeviceClass device) {
+  std::vector<Case> out;
+  int large_number = 0, stress_number = 0;
+  for (std::size_t b = 0; b < manifest.random.size(); ++b) {
+    const auto targets = large_targets(manifest, manifest.random[b], device);
+    for (std::size_t t = 0; t < targets.size(); ++t) {
+      Rng rng(derive_seed(run_seed, manifest.id, hidden ? "large cases hidden" : "large cases",
+                          fmt::format("block {} timing {} {}", b, t, to_string(device))));
+      draw_large_for(manifest.random[b], targets[t], rng, hidden, large_number, stress_number, out);
+    }
+  }
+  return out;
+}
+
+Manifest with_random_cases(Manifest manifest, std::uint64_t run_seed, bool hidden, std::optional<DeviceClass> device) {
   auto drawn = draw_random_cases(manifest, run_seed, hidden);
+  if (device) {
+    auto large = draw_large_cases(manifest, run_seed, hidden, *device);
+    drawn.insert(drawn.end(), std::make_move_iterator(large.begin()), std::make_move_iterator(large.end()));
+    trim_timing_cases(manifest, run_seed);
+  }
   const auto first_timing =
       std::find_if(manifest.cases.begin(), manifest.cases.end(), [](const Case& c) { return c.timing; });
   manifest.cases.insert(first_timing, std::make_move_iterator(drawn.begin()), std::make_move_iterator(drawn.end()));
@@ -318,8 +494,29 @@ class Reader {
         r.values.emplace_back(k, std::move(options));
       }
     }
+    if (const toml::node* stress = t->get("stress")) r.stress = stress_entries(*stress, r);
     check_random(r, *t);
     return r;
+  }
+
+  // `stress = [{ distribution = "equal" }, ...]`: parameter sets, none of them a size (sizes are drawn).
+  std::vector<nlohmann::json> stress_entries(const toml::node& node, const RandomCases& r) const {
+    const toml::array* array = node.as_array();
+    if (!array || array->empty())
+      fail(&node, "'stress' must be a non-empty array of tables, like [{ distribution = \"equal\" }]");
+    std::vector<nlohmann::json> out;
+    for (const auto& item : *array) {
+      const toml::table* entry = item.as_table();
+      if (!entry || entry->empty())
+        fail(&item,
+             "each 'stress' entry must be a non-empty table of case parameters, like { distribution = \"equal\" }");
+      for (const auto& [key, value] : *entry)
+        if (std::find(r.dims.begin(), r.dims.end(), std::string(key.str())) != r.dims.end())
+          fail(&value,
+               fmt::format("a 'stress' entry cannot set '{}': sizes are drawn just below the timing size", key.str()));
+      out.push_back(to_json(item));
+    }
+    return out;
   }
 
   void check_random(const RandomCases& r, const toml::table& t) const {
@@ -517,11 +714,33 @@ class Reader {
         for (const auto& d : *list) c.devices.push_back(device_class(d));
       } else if (k == "tasks") {
         c.tasks = strings(value, "tasks");
+      } else if (k == "trim") {
+        c.trim = trims(value);
       } else if (k != "name" && k != "timing" && k != "hidden") {
         c.params[k] = to_json(value);
       }
     }
+    for (const auto& [key, most] : c.trim) {
+      const toml::node* trim = t->get("trim");
+      if (!c.timing) fail(trim, fmt::format("case '{}': only a timing case can have 'trim'", c.name));
+      if (!c.params.contains(key) || !c.params[key].is_number_integer() || c.params[key].get<std::int64_t>() <= most)
+        fail(trim, fmt::format("case '{}': 'trim.{}' must name an integer size of the case larger than {}", c.name, key,
+                               most));
+    }
     return c;
+  }
+
+  // `trim = { n = 255 }`: how much each run may take off each named size.
+  std::vector<std::pair<std::string, std::int64_t>> trims(const toml::node& node) const {
+    const toml::table* t = node.as_table();
+    if (!t || t->empty()) fail(&node, "'trim' must be a table of sizes, like { n = 255 }");
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    for (const auto& [key, value] : *t) {
+      auto most = value.value_exact<std::int64_t>();
+      if (!most || *most < 1) fail(&value, fmt::format("'trim.{}' must be a positive integer", key.str()));
+      out.emplace_back(std::string(key.str()), *most);
+    }
+    return out;
   }
 
   void read_random_blocks(const toml::table& root, Manifest& m) const {

@@ -74,7 +74,8 @@ std::string describe_input_change(const Watched& w, const std::vector<std::uint8
 
 // Warm-up and timed launches compare large buffers by sampling: the first and the last chunk and
 // kSampledChunks more at random (about 1 MiB). Skipped or partial work leaves poison or stale data in
-// far more than that; the untimed first launch of every case is compared whole.
+// far more than that; the untimed first launch of every case is compared whole, and so is one
+// warm-up or timed launch that the timing plan picks (TimingPlan::full_check).
 constexpr std::size_t kChunkBytes = 64 << 10, kSampledChunks = 14, kWholeBelow = 4 << 20;
 
 // The chunks of a `size`-byte buffer to compare: all of it when small or without `rng` (in pieces
@@ -173,6 +174,7 @@ class TimingPlan {
     warmup = static_cast<int>(rng_.integer(ctx.manifest.warmup, ctx.manifest.warmup + 2));
     repeats = static_cast<int>(rng_.integer(ctx.manifest.repeats, ctx.manifest.repeats + 4));
     least = std::min(repeats, static_cast<int>(rng_.integer(kLeastTimed, kLeastTimed + 2)));
+    full_check = static_cast<int>(rng_.integer(1, warmup + least));
     for (int i = 0; i < l.sets; ++i) contents_.push_back(i);
   }
   int next_set() {
@@ -187,6 +189,10 @@ class TimingPlan {
   }
   static constexpr int kLeastTimed = 7;  // a median of 7 already ignores three slow launches
   int warmup = 0, repeats = 0, least = 0;
+  // The warm-up or timed launch (counted from 1) whose output is compared whole, not by sampling:
+  // a kernel that goes wrong only after its first launch, in a block or stripe that no sample
+  // happens to hit, is caught there, and student code cannot tell which launch it is.
+  int full_check = 0;
 
  private:
   const RunContext& ctx_;
@@ -248,6 +254,9 @@ class CaseRun {
     return true;
   }
 
+  // Whether the next warm-up or timed launch is compared by sampling (all but the plan's full check).
+  bool sampled_next() { return ++launches_ != full_check_at_; }
+
   bool launch_checked(int set, bool quick, const std::string& which) {
     l_.prepare(set);
     if (ctx_.profiled) ctx_.device.begin_profiled_region();
@@ -262,7 +271,7 @@ class CaseRun {
     l_.prepare(set);
     ctx_.device.flush_caches();
     samples_.push_back(ctx_.device.time([&] { l_.launch(set); }).counted_ms());
-    if (!verify(set, true,
+    if (!verify(set, sampled_next(),
                 fmt::format("the output of timed launch {} of {} (input set {}) is wrong: ", number, of, set + 1)))
       return false;
     // The baseline after every other launch: enough samples for its median at half the cost.
@@ -291,8 +300,9 @@ class CaseRun {
 
   bool time_launches() {
     TimingPlan plan(ctx_, c_, l_);
+    full_check_at_ = plan.full_check;
     for (int i = 0; i < plan.warmup; ++i) {
-      if (!launch_checked(plan.next_set(), true, "the output of a warm-up launch is wrong: ")) return false;
+      if (!launch_checked(plan.next_set(), sampled_next(), "the output of a warm-up launch is wrong: ")) return false;
       ctx_.heartbeat();
     }
     for (int i = 0; i < plan.repeats && !(i >= plan.least && decided()); ++i)
@@ -326,7 +336,8 @@ class CaseRun {
   const Launchable& l_;
   CaseResult result_;
   std::vector<double> samples_, baseline_samples_;
-  Rng samples_rng_;  // where sampled checks look: seeded, not predictable by student code
+  int launches_ = 0, full_check_at_ = 0;  // warm-up and timed launches so far; the one checked whole
+  Rng samples_rng_;                       // where sampled checks look: seeded, not predictable by student code
 };
 
 }  // namespace

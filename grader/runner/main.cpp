@@ -280,13 +280,14 @@ Manifest timing_case_only(Manifest manifest) {
   return manifest;
 }
 
-Manifest manifest_for(const std::string& path, const Secrets& secrets) {
+Manifest manifest_for(const std::string& path, const Secrets& secrets, DeviceClass device) {
   // Hidden cases run only in instructor grading (`gpulab grade`), in a process of their own after the
   // visible ones, so nothing of their data is left in a process whose results a student sees.
-  // Either process adds the random cases its seed draws (manifest.hpp): visible ones, or hidden ones.
+  // Either process adds the random cases its seed draws (manifest.hpp): visible ones, or hidden ones,
+  // with the large and stress cases up to the device class's timing sizes.
   if (secrets.cases == Cases::hidden)
-    return correctness_only(with_random_cases(load_manifest(path), secrets.seed, true), true);
-  Manifest visible = with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false);
+    return correctness_only(with_random_cases(load_manifest(path), secrets.seed, true, device), true);
+  Manifest visible = with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false, device);
   if (secrets.cases == Cases::sanitize) {
     const std::int64_t max_size = visible.sanitize_max_size;
     return correctness_only(std::move(visible), false, max_size);
@@ -345,7 +346,8 @@ void report_compile_error(const std::vector<const Task*>& tasks, const CompileEr
 int run(const std::string& manifest_path, const std::string& student_dir, const std::string& backend,
         const std::string& device_selector, const Secrets& secrets, const std::vector<std::string>& task_names,
         const std::string& pictures_dir, Progress& progress) {
-  const Manifest manifest = manifest_for(manifest_path, secrets);
+  auto device = open_device(backend, device_selector);
+  const Manifest manifest = manifest_for(manifest_path, secrets, device->info().device_class);
   const std::uint64_t seed = secrets.seed;
   std::vector<const Task*> tasks;
   for (const auto& name : task_names) {
@@ -356,7 +358,6 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
   if (task_names.empty())
     for (const auto& t : manifest.tasks) tasks.push_back(&t);
 
-  auto device = open_device(backend, device_selector);
   device->set_guard_zones(secrets.cases != Cases::sanitize);
   set_student_buffer_guards(secrets.cases != Cases::sanitize);
   const DeviceInfo& info = device->info();

@@ -2,6 +2,7 @@
 // command on it, and reads its JSON report.
 #pragma once
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -141,7 +142,9 @@ inline bool gpu_listed(const std::string& backend, const std::string& index) {
 // Runs `gpulab check --source <source> <args>` and parses its JSON report.
 inline CliRun run_check(const fs::path& source, const std::string& args) {
   static int counter = 0;
-  const fs::path json = fs::path(GPULAB_SCRATCH) / ("report-" + std::to_string(++counter) + ".json");
+  // Named after the process too: tests of several executables run in parallel over one scratch folder.
+  const fs::path json =
+      fs::path(GPULAB_SCRATCH) / ("report-" + std::to_string(::getpid()) + "-" + std::to_string(++counter) + ".json");
   fs::create_directories(json.parent_path());
   fs::remove(json);
   CliRun run;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <set>
 #include <string>
 
@@ -298,6 +299,140 @@ TEST_CASE("random cases come before the timing cases, and hidden ones only when 
     };
     CHECK(visible_names(student) == visible_names(grading));
   }
+}
+
+namespace {
+
+// The timing size of `dim` for the block's tasks on `device`: the largest over the timing cases that
+// time one of them; 0 where none does.
+std::int64_t timing_size(const Manifest& m, const RandomCases& r, const std::string& task, const std::string& dim,
+                         DeviceClass device) {
+  for (const auto& c : m.cases)
+    if (c.timing && c.runs_on(device) && c.applies_to(task) && c.params.contains(dim))
+      return c.params.at(dim).get<std::int64_t>();
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "every run on a device class draws, for every task timed there, large cases between the random cases' "
+    "largest size and the timing size: just below it and dividing by no tile, a multiple of every tile, and "
+    "beside a power of two") {
+  for (const auto& m : load_all_manifests(fs::path(GPULAB_REPO) / "labs"))
+    for (const DeviceClass device : {DeviceClass::gpu, DeviceClass::cpu})
+      for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        CAPTURE(m.id);
+        CAPTURE(to_string(device));
+        CAPTURE(seed);
+        for (const auto& r : m.random) {
+          Manifest one_block = m;  // the block's own large cases
+          one_block.random = {r};
+          const auto large = draw_large_cases(one_block, seed * 0x9E3779B97F4A7C15ull, false, device);
+          for (const auto& task : m.tasks) {
+            if (!r.tasks.empty() && std::find(r.tasks.begin(), r.tasks.end(), task.name) == r.tasks.end()) continue;
+            const std::int64_t top = timing_size(m, r, task.name, r.dims.front(), device);
+            if ((r.power_of_two ? top / 2 : top - 1) <= r.max) continue;  // no size but the timing case's
+            CAPTURE(task.name);
+            // What the region (max, top] holds: a multiple of every tile, a power of two with room
+            // for a tail on both sides.
+            std::int64_t lcm = 1;
+            for (auto t : r.tiles) lcm = std::lcm(lcm, t);
+            const bool has_multiple = r.max / lcm < top / lcm;
+            bool has_power = false;
+            for (std::int64_t p = 2; p < top; p *= 2)
+              has_power |= p - r.tiles.front() > r.max && p + r.tiles.front() < top;
+            bool below_top_other = false, multiple = !has_multiple, between = !has_power;
+            for (const auto& c : large) {
+              if (!c.applies_to(task.name) || c.name.rfind("large ", 0) != 0) continue;
+              CHECK_FALSE(c.timing);
+              CHECK_FALSE(c.hidden);
+              const std::int64_t size = c.params.at(r.dims.front()).get<std::int64_t>();
+              CHECK(size > r.max);
+              CHECK(size <= top);
+              if (r.power_of_two) {
+                CHECK((size & (size - 1)) == 0);
+                CHECK(size < top);
+                below_top_other |= size == top / 2;
+                multiple = between = true;
+                continue;
+              }
+              below_top_other |= size > top - r.tiles.front() && divides_none(size, r.tiles);
+              multiple |= divides_all(size, r.tiles);
+              between |= size < top - r.tiles.front() && divides_none(size, r.tiles);
+            }
+            CHECK(below_top_other);
+            CHECK(multiple);
+            CHECK(between);
+          }
+        }
+      }
+}
+
+TEST_CASE("stress entries are drawn in every run just below the timing size, with their parameters over the block's") {
+  const std::string text = std::string(kValid) +
+                           "\n[[random]]\ndims = [\"rows\", \"cols\"]\ntiles = [8, 16]\nmax = 100\ncount = 6\n"
+                           "values = { inputs = [\"uniform\", \"ones\"] }\n"
+                           "stress = [{ inputs = \"max\" }, { inputs = \"ones\", scale = 4 }]\n";
+  const Manifest m = load_manifest(write_manifest(text));
+  REQUIRE(m.random.at(0).stress.size() == 2);
+  const auto drawn = draw_large_cases(m, 11, false, DeviceClass::gpu);
+  std::vector<const Case*> stress;
+  for (const auto& c : drawn)
+    if (c.name.rfind("stress ", 0) == 0) stress.push_back(&c);
+  REQUIRE(stress.size() == 2);
+  CHECK(stress[0]->params.at("inputs") == "max");
+  CHECK(stress[1]->params.at("inputs") == "ones");
+  CHECK(stress[1]->params.at("scale") == 4);
+  CHECK(stress[1]->name.find("scale=4") != std::string::npos);
+  for (const Case* c : stress)
+    for (const char* dim : {"rows", "cols"}) {
+      const auto size = c->params.at(dim).get<std::int64_t>();
+      CHECK(size < 4096);
+      CHECK(size > 4096 - 8);
+      CHECK(divides_none(size, {8, 16}));
+    }
+  // Both tasks are timed on a GPU, in the one timing case: the large cases are theirs; a CPU device,
+  // with no timing case, draws none.
+  for (const auto& c : drawn) CHECK(c.tasks == std::vector<std::string>{"naive", "fast"});
+  CHECK(draw_large_cases(m, 11, false, DeviceClass::cpu).empty());
+  // Grading's hidden pass draws one hidden large case of its own.
+  const auto hidden = draw_large_cases(m, 11, true, DeviceClass::gpu);
+  REQUIRE(hidden.size() == 1);
+  CHECK(hidden[0].hidden);
+  CHECK(hidden[0].name.rfind("hidden large ", 0) == 0);
+  CHECK(error_of(text) == "no error");
+  std::string with_size = text;
+  with_size.replace(with_size.find("{ inputs = \"max\" }"), 18, "{ rows = 5 }");
+  CHECK(error_of(with_size).find("cannot set 'rows'") != std::string::npos);
+}
+
+TEST_CASE(
+    "a timing case's trim takes a seeded part off its size in every run, and the case's name says what was timed") {
+  std::string text = kValid;
+  text.replace(text.find("timing = true"), 13, "timing = true\ntrim = { rows = 255 }");
+  const Manifest m = load_manifest(write_manifest(text));
+  std::set<std::int64_t> seen;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const Manifest run = with_random_cases(m, seed, false, DeviceClass::gpu);
+    const Case& timing = run.cases.back();
+    REQUIRE(timing.timing);
+    const auto rows = timing.params.at("rows").get<std::int64_t>();
+    CHECK(rows <= 4096);
+    CHECK(rows >= 4096 - 255);
+    CHECK(timing.params.at("cols") == 4096);
+    CHECK(timing.name == fmt::format("big (rows={} this run)", rows));
+    CHECK(with_random_cases(m, seed, false, DeviceClass::gpu).cases.back().params.at("rows") == rows);  // reproducible
+    seen.insert(rows);
+  }
+  CHECK(seen.size() > 20);
+  std::string not_timing = kValid;
+  not_timing.replace(not_timing.find("cols = 3"), 8, "cols = 3\ntrim = { rows = 1 }");
+  CHECK(error_of(not_timing).find("only a timing case can have 'trim'") != std::string::npos);
+  std::string too_much = kValid;
+  too_much.replace(too_much.find("timing = true"), 13, "timing = true\ntrim = { rows = 5000 }");
+  CHECK(error_of(too_much).find("'trim.rows' must name an integer size of the case larger than 5000") !=
+        std::string::npos);
 }
 
 TEST_CASE("a [[random]] block that could not cover what it promises is rejected, naming the fix") {

@@ -54,7 +54,10 @@ struct Task {
 
 struct Case {
   std::string name;
-  bool timing = false;               // the timed case of the device class
+  bool timing = false;  // the timed case of the device class
+  // A timing case's sizes that every run draws anew: each named parameter loses a seeded 0..N
+  // (`trim = { n = 255 }`), so the timed shape cannot be listed in a kernel and meets a tail.
+  std::vector<std::pair<std::string, std::int64_t>> trim;
   bool hidden = false;               // runs only in instructor grading (runner --hidden-cases)
   std::vector<DeviceClass> devices;  // empty: every class
   std::vector<std::string> tasks;    // empty: every task; else only these (e.g. lengths only "any-n" takes)
@@ -69,6 +72,14 @@ struct Case {
 // (tiny: below the smallest tile; about one block: the largest tile, +- a little; many blocks: more
 // than twice the largest tile, up to `max`), shapes are square and non-square, and every value of
 // each `values` list is used. Grading draws `hidden` more, marked hidden.
+//
+// Beyond `max`, up to the size a task is timed at: on a device class whose timing case times some of
+// the block's tasks, every run also draws large cases for those tasks (draw_large_cases): one just
+// below the timing size that divides by no tile (in every dimension at once), one a multiple of every
+// tile, one beside a power of two (with several dimensions, each dimension in each of these roles in
+// turn), and one case per `stress` entry just below the timing size. So a kernel that goes wrong only above some size, on a tail or a partial tile, fails
+// for every such size up to the timed one, and inputs whose statistics break narrow arithmetic (one
+// value repeated, saturated pixels, extreme magnitudes) are drawn where they overflow.
 struct RandomCases {
   enum class Role { tiny, block_multiple, block_other, many_multiple, many_other };
   std::vector<std::string> tasks;   // empty: every task; else only these
@@ -79,6 +90,9 @@ struct RandomCases {
   int count = 0;                    // drawn into every run
   int hidden = 0;                   // drawn in addition when grading (runner --hidden-cases)
   std::vector<std::pair<std::string, std::vector<nlohmann::json>>> values;  // each value drawn in every run
+  // Parameter sets drawn just below the timing size in every run (`stress = [{ distribution = "equal" }]`):
+  // the inputs that break narrow counters, packed accumulators and low precision at scale.
+  std::vector<nlohmann::json> stress;
   // The size roles one run must cover in each dimension (power-of-two sizes: tiny, one block, many).
   std::vector<Role> roles() const;
   // The fewest cases that cover every role, the square shape and every value.
@@ -132,8 +146,15 @@ Manifest without_hidden_cases(Manifest manifest);
 // block, marked hidden. The same seed draws the same cases, named "random 3: 96x47x129 inputs=uniform"
 // (hidden ones "hidden random 3: ..."), so `SEED=` reproduces a run.
 std::vector<Case> draw_random_cases(const Manifest& manifest, std::uint64_t run_seed, bool hidden);
-// The manifest with its random cases for this run added before its timing cases.
-Manifest with_random_cases(Manifest manifest, std::uint64_t run_seed, bool hidden);
+// The large and stress cases of one run on a device class (see RandomCases): for every block, for
+// each timing case of the class that times some of its tasks, three large cases (four with several
+// dimensions) and one per stress entry ("large 2: 268435200 distribution=coarse", "stress 1: 268435451 distribution=equal"); with
+// `hidden`, one hidden large case per block and timing case instead, from a stream of its own.
+std::vector<Case> draw_large_cases(const Manifest& manifest, std::uint64_t run_seed, bool hidden, DeviceClass device);
+// The manifest with its random cases for this run added before its timing cases; given the device
+// class, also its large and stress cases, and its timing cases' trimmed sizes (Case::trim).
+Manifest with_random_cases(Manifest manifest, std::uint64_t run_seed, bool hidden,
+                           std::optional<DeviceClass> device = std::nullopt);
 
 Manifest load_manifest(const std::filesystem::path& path);
 // Every labs/*/lab.toml under `labs_root`, in folder order. Broken manifests throw.
