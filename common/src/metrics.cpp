@@ -17,6 +17,10 @@ const std::vector<Metric>& metrics() {
       {"library_fraction", "library", true, "% library", "of the vendor library"},
       {"peak_fraction", "peak", true, "% peak", "of the device's estimated FP32 peak"},
       {"naive_speedup", "naive", false, "× naive", "the speed of the harness's naive kernel"},
+      // For a task limited by latency, launches or instruction throughput rather than by what copy or
+      // the FP32 peak measure: the harness's own kernel of the task's design, timed in the same run,
+      // scales with the GPU as the task does (a course scoring against its staff reference).
+      {"staff_fraction", "staff", true, "% staff", "of the harness's own kernel of the same design"},
       {"cpu_speedup", "cpu_1core", false, "× 1 core", "the speed of the CPU version on one core"},
       {"cpu_all_speedup", "cpu_all_cores", false, "× cores", "the speed of the CPU version on all cores"},
   };
@@ -84,14 +88,15 @@ std::string column_label(const Metric& metric, const Calibration& calibration) {
 }
 
 const std::vector<std::string>& calibration_keys() {
-  static const std::vector<std::string> keys{"copy", "library", "peak", "naive", "cpu_1core", "cpu_all_cores"};
+  static const std::vector<std::string> keys{"copy", "library", "peak", "naive", "staff", "cpu_1core", "cpu_all_cores"};
   return keys;
 }
 
 std::string calibration_label(const std::string& key, const Calibration& calibration) {
   static const std::map<std::string, std::string> names{
-      {"copy", "device copy"},   {"library", "vendor library"}, {"peak", "FP32 peak (estimated)"},
-      {"naive", "naive kernel"}, {"cpu_1core", "CPU 1 core"},   {"cpu_all_cores", "CPU all cores"}};
+      {"copy", "device copy"},           {"library", "vendor library"},           {"peak", "FP32 peak (estimated)"},
+      {"naive", "naive kernel"},         {"staff", "staff kernel (same design)"}, {"cpu_1core", "CPU 1 core"},
+      {"cpu_all_cores", "CPU all cores"}};
   if (key == "library" && !calibration.library.empty()) return calibration.library;
   const auto it = names.find(key);
   return it == names.end() ? key : it->second;

@@ -24,7 +24,7 @@ struct Calibration {
   std::string unit = "GB/s";
   std::string library;                  // what "library" is, e.g. "cuBLAS SGEMM"
   std::string work;                     // what one launch's work counts, for readers: "2·m·n·k flops"
-  std::map<std::string, double> rates;  // keys: copy, library, peak, naive, cpu_1core, cpu_all_cores
+  std::map<std::string, double> rates;  // keys: copy, library, peak, naive, staff, cpu_1core, cpu_all_cores
   std::map<std::string, Probe> probes;  // device calibrations that can be re-measured, same keys
   std::optional<double> copy_gbps;      // device copy bandwidth, every lab (for the speed of light)
   std::optional<double> peak_gflops;    // estimated FP32 peak, where known
