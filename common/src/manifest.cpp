@@ -285,6 +285,7 @@ Case large_case(const RandomCases& r, const LargeTarget& target, const std::stri
                 const std::vector<std::int64_t>& sizes, std::size_t i, const nlohmann::json* stress, bool hidden) {
   Case c;
   c.hidden = hidden;
+  c.large = true;
   c.tasks = target.tasks;
   c.params = nlohmann::json::object();
   for (const auto& [key, options] : r.values) c.params[key] = options[i % options.size()];

@@ -260,12 +260,14 @@ Secrets read_secrets() {
 }
 
 // Cases for correctness only: their pass has no timing and decides no threshold. The hidden pass
-// keeps the hidden cases; the sanitizer's the visible correctness cases (the timing case's size
-// under instrumentation would take minutes, and timing means nothing there).
-Manifest correctness_only(Manifest manifest, bool hidden, std::int64_t max_size = 0) {
+// keeps the hidden cases; the sanitizer's the visible correctness cases up to the random cases'
+// sizes (the timing case's size, or a large case's, under instrumentation would take minutes, and
+// the small cases find the same races).
+Manifest correctness_only(Manifest manifest, bool hidden, std::int64_t max_size = 0, bool large = true) {
   std::erase_if(manifest.cases, [&](const Case& c) {
     const auto size = manifest.case_size(c);
-    return c.hidden != hidden || c.timing || (max_size > 0 && size && *size > static_cast<double>(max_size));
+    return c.hidden != hidden || c.timing || (c.large && !large) ||
+           (max_size > 0 && size && *size > static_cast<double>(max_size));
   });
   for (auto& t : manifest.tasks) t.threshold.reset();
   return manifest;
@@ -290,7 +292,7 @@ Manifest manifest_for(const std::string& path, const Secrets& secrets, DeviceCla
   Manifest visible = with_random_cases(without_hidden_cases(load_manifest(path)), secrets.seed, false, device);
   if (secrets.cases == Cases::sanitize) {
     const std::int64_t max_size = visible.sanitize_max_size;
-    return correctness_only(std::move(visible), false, max_size);
+    return correctness_only(std::move(visible), false, max_size, false);
   }
   if (secrets.cases == Cases::correctness) return correctness_only(std::move(visible), false);
   if (secrets.cases == Cases::profile) return timing_case_only(std::move(visible));

@@ -238,6 +238,7 @@ void check_coverage(const RandomCases& r, const std::vector<const Case*>& cases)
     non_square |= sizes.size() == r.dims.size();
     CHECK(c->tasks == r.tasks);
     CHECK_FALSE(c->timing);
+    CHECK_FALSE(c->large);
   }
   if (r.dims.size() > 1) {
     CHECK(square);
@@ -345,6 +346,7 @@ TEST_CASE(
             bool below_top_other = false, multiple = !has_multiple, between = !has_power;
             for (const auto& c : large) {
               if (!c.applies_to(task.name) || c.name.rfind("large ", 0) != 0) continue;
+              CHECK(c.large);
               CHECK_FALSE(c.timing);
               CHECK_FALSE(c.hidden);
               const std::int64_t size = c.params.at(r.dims.front()).get<std::int64_t>();

@@ -59,6 +59,7 @@ struct Case {
   // (`trim = { n = 255 }`), so the timed shape cannot be listed in a kernel and meets a tail.
   std::vector<std::pair<std::string, std::int64_t>> trim;
   bool hidden = false;               // runs only in instructor grading (runner --hidden-cases)
+  bool large = false;                // a large or stress case (draw_large_cases): near the timing size
   std::vector<DeviceClass> devices;  // empty: every class
   std::vector<std::string> tasks;    // empty: every task; else only these (e.g. lengths only "any-n" takes)
   nlohmann::json params;             // lab-specific fields (sizes, text, distributions)
