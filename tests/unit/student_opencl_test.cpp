@@ -1,11 +1,13 @@
 // The student's OpenCL helpers (gpulab/student/opencl.hpp): set_args takes buffers and values, and a
 // host pointer in its place does not compile (a kernel cannot read host memory). And what the
-// OpenCL device does with the queues student code creates.
+// OpenCL device does with the queues student code creates, and a way around the guards refused.
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
+#include "allowlist.hpp"
 #include "gpulab/backend/opencl.hpp"
 #include "gpulab/student/opencl.hpp"
 
@@ -57,4 +59,15 @@ TEST_CASE(
   clReleaseEvent(work);
   clReleaseEvent(gate);
   device->synchronize();  // nothing left: the finished queue was let go
+}
+
+TEST_CASE("the OpenCL ICD dispatch table, through which a call skips the allowlist and the guards, is a refused header") {
+  const auto patterns =
+      gpulab::cli::load_header_patterns(std::filesystem::path(GPULAB_REPO) / "grader" / "allowlist" / "headers.txt");
+  const std::vector<std::string> headers{"/usr/include/CL/cl_icd.h", "/usr/include/CL/cl_layer.h",
+                                         "/usr/include/CL/cl.h", "/usr/include/CL/cl_ext.h"};
+  std::vector<std::string> refused;
+  for (const auto& r : gpulab::cli::refused_headers(headers, patterns, "/repo/common/include"))
+    refused.push_back(r.header);
+  CHECK(refused == std::vector<std::string>{"/usr/include/CL/cl_icd.h", "/usr/include/CL/cl_layer.h"});
 }
