@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -233,6 +234,56 @@ class ClBuffer final : public Buffer {
   std::size_t guard_;
 };
 
+// The command queues student code created (the guard around clCreateCommandQueue in
+// grader/allowlist/opencl_guards.cpp reports each one to gpulab_student_queue_created below). Work
+// on them is the student's as much as work on the harness's queue: synchronising the device, and so
+// the end of every timed launch, waits for them too. Each is retained here, so a queue the student
+// released with commands still pending stays valid until the harness has waited for it.
+class StudentQueues {
+ public:
+  void add(cl_command_queue queue) {
+    std::lock_guard lock(mutex_);
+    if (clRetainCommandQueue(queue) == CL_SUCCESS) queues_.push_back(queue);
+  }
+  // Flushes every queue before waiting for any (a command may wait for an event of another queue,
+  // which must have been submitted), waits for each, then lets go of the queues student code has
+  // released. Throws the first error a queue reported.
+  void finish() {
+    std::lock_guard lock(mutex_);
+    if (queues_.empty()) return;
+    for (cl_command_queue q : queues_) clFlush(q);
+    cl_int failed = CL_SUCCESS;
+    for (cl_command_queue q : queues_)
+      if (const cl_int status = clFinish(q); status != CL_SUCCESS && failed == CL_SUCCESS) failed = status;
+    std::erase_if(queues_, [](cl_command_queue q) {
+      cl_uint references = 0;
+      clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof references, &references, nullptr);
+      if (references > 1) return false;
+      clReleaseCommandQueue(q);
+      return true;
+    });
+    check_finish(failed, "running the work your code put on a command queue of its own (reported at clFinish)");
+  }
+  // Before the context goes: waits for and releases every queue still held.
+  void release_all() {
+    std::lock_guard lock(mutex_);
+    for (cl_command_queue q : queues_) {
+      clFinish(q);
+      clReleaseCommandQueue(q);
+    }
+    queues_.clear();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<cl_command_queue> queues_;
+};
+
+StudentQueues& student_queues() {
+  static StudentQueues queues;
+  return queues;
+}
+
 double profiled_ms(cl_event start, cl_profiling_info start_point, cl_event end) {
   cl_ulong t0 = 0, t1 = 0;
   check(clGetEventProfilingInfo(start, start_point, sizeof t0, &t0, nullptr), "reading a profiling event");
@@ -263,6 +314,8 @@ class ClDevice final : public Device, public OpenCLLab {
     queue_ = Queue(clCreateCommandQueue(context_.get(), id_, CL_QUEUE_PROFILING_ENABLE, &status));
     check(status, "creating an in-order command queue with profiling");
   }
+
+  ~ClDevice() override { student_queues().release_all(); }  // before the context is released
 
   // Device
   const DeviceInfo& info() const override { return info_; }
@@ -311,7 +364,11 @@ class ClDevice final : public Device, public OpenCLLab {
     }
     flush_->fill(++flush_value_);  // a different value each time: no line stays valid as already written
   }
-  void synchronize() override { check_finish(clFinish(queue_.get()), "running the kernel (reported at clFinish)"); }
+  // Device-wide, as on CUDA: the harness's queue, then every queue student code created.
+  void synchronize() override {
+    check_finish(clFinish(queue_.get()), "running the kernel (reported at clFinish)");
+    student_queues().finish();
+  }
 
   LaunchTiming time(const std::function<void()>& launch) override {
     synchronize();
@@ -377,7 +434,9 @@ class ClDevice final : public Device, public OpenCLLab {
                "the size in bytes for __local arguments";
       case CL_INVALID_ARG_INDEX: return "the argument index is past the kernel's last parameter";
       case CL_INVALID_MEM_OBJECT:
-        return "the buffer is not a valid cl_mem: pass the address of the cl_mem to clSetKernelArg";
+        return "a cl_mem that is not a valid buffer here: to clSetKernelArg pass the address of the cl_mem "
+               "(&buffer, sizeof(cl_mem)); use no buffer after releasing it; a sub-buffer of a sub-buffer is not "
+               "allowed (make the second one on the first's buffer)";
       case CL_INVALID_KERNEL_NAME:
         return "no kernel of that name in the .cl file: check the spelling and the __kernel qualifier";
       case CL_INVALID_BUFFER_SIZE: return "a buffer of size 0, or larger than the device allows";
@@ -481,3 +540,11 @@ cl_kernel harness_kernel(Device& device, const std::string& source, const char* 
 }
 
 }  // namespace gpulab::opencl
+
+// Called by the guard around clCreateCommandQueue and clCreateCommandQueueWithProperties, linked
+// into the student's library (grader/allowlist/opencl_guards.cpp), for every queue student code
+// creates. Exported from the runner because that library refers to it; student code itself cannot
+// name it (the allowlist refuses the symbol).
+extern "C" __attribute__((visibility("default"))) void gpulab_student_queue_created(cl_command_queue queue) {
+  gpulab::opencl::student_queues().add(queue);
+}

@@ -26,6 +26,10 @@ class Registry {
     std::lock_guard lock(mutex_);
     live_[h] = g;
   }
+  bool contains(Handle h) {
+    std::lock_guard lock(mutex_);
+    return live_.count(h) > 0;
+  }
   // Removes and returns `h`'s entry when `last_reference(h)` says this release frees it; empty for a
   // buffer not guarded here (or still referenced), which the caller passes on as it is.
   template <typename LastReference>

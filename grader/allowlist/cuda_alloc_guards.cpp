@@ -49,8 +49,16 @@ cudaError_t __real_cudaFree(void* pointer);
 
 cudaError_t __wrap_cudaMalloc(void** pointer, size_t size) {
   if (!on()) return __real_cudaMalloc(pointer, size);
+  const cudaError_t pending = cudaPeekAtLastError();  // a failed launch the student has not checked yet
   void* base = nullptr;
-  if (const cudaError_t e = __real_cudaMalloc(&base, size + 2 * kGuard); e != cudaSuccess) return e;
+  if (const cudaError_t e = __real_cudaMalloc(&base, size + 2 * kGuard); e != cudaSuccess) {
+    // The guards' 8 KiB may be what does not fit: an allocation that fits without them must succeed,
+    // so it is made unguarded, and the failed attempt's error is not left for cudaGetLastError
+    // (unless an error of the student's was pending, which its next cudaGetLastError must report).
+    if (e != cudaErrorMemoryAllocation) return e;
+    if (pending == cudaSuccess) cudaGetLastError();
+    return __real_cudaMalloc(pointer, size);
+  }
   char* bytes = static_cast<char*>(base);
   if (const cudaError_t e = cudaMemset(bytes, kPattern, kGuard); e != cudaSuccess) return e;
   if (const cudaError_t e = cudaMemset(bytes + kGuard + size, kPattern, kGuard); e != cudaSuccess) return e;

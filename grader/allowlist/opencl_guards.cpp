@@ -7,8 +7,21 @@
 //   harness gives it; clReleaseMemObject checks them, so a kernel that writes one element past the
 //   end (`if (i <= n)`) is found on PoCL too, where nothing faults. A buffer created without contents
 //   starts as the harness's poison pattern, so a result never stored reads "never written".
+// This file also defines three OpenCL functions outright. A definition in an object of the link
+// comes before the OpenCL library's, so the student's calls reach them without a --wrap (which a lab
+// that allows a call outright would not get); they call the driver's own through the object's ICD
+// dispatch table, the table the OpenCL loader itself calls through.
+// - clCreateSubBuffer: every buffer student code holds is already a sub-buffer, of which OpenCL
+//   allows none; a sub-buffer of one is made on its guarded parent at the combined offset, so it
+//   works as without guards and a write past its end still lands in a guard zone.
+// - clCreateCommandQueue(WithProperties): each queue is reported to the runner, which waits for it
+//   wherever it synchronises the device (the end of every timed launch included), so work left on
+//   a queue of one's own is timed and checked like work on the harness's queue.
+#include <CL/cl_icd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +29,24 @@
 #include "gpulab/compare.hpp"
 #include "gpulab/student/opencl.hpp"
 
+// Defined by the runner (common/opencl/opencl_device.cpp) and exported to this library; weak, so a
+// library linked into anything else has no such hook and its queues are not reported.
+extern "C" {
+__attribute__((weak)) void gpulab_student_queue_created(cl_command_queue queue);
+}
+
 namespace {
 
 using namespace gpulab::allocation_guards;
+
+// The driver's own functions for `object` (a context, a buffer): every OpenCL object starts with a
+// pointer to its ICD dispatch table. Calls through it skip the definitions in this file.
+const cl_icd_dispatch& driver(const void* object) { return **static_cast<cl_icd_dispatch* const*>(object); }
+
+// A queue for the guards' own transfers, on the driver directly: not the student's, so not reported.
+cl_command_queue own_queue(cl_context context, cl_device_id device, cl_int* status) {
+  return driver(context).clCreateCommandQueue(context, device, 0, status);
+}
 
 constexpr std::size_t kGuardAtLeast = 4096;
 
@@ -30,6 +58,37 @@ struct Guarded {
 Registry<cl_mem, Guarded>& registry() {
   static Registry<cl_mem, Guarded> live;
   return live;
+}
+
+// Sub-buffers student code made with clCreateSubBuffer: OpenCL allows no sub-buffer of one of
+// these, so for them the driver answers as it would without guards.
+Registry<cl_mem, bool>& own_sub_buffers() {
+  static Registry<cl_mem, bool> live;
+  return live;
+}
+
+template <typename T>
+T memory_info(cl_mem memory, cl_mem_info what) {
+  T value{};
+  clGetMemObjectInfo(memory, what, sizeof value, &value, nullptr);
+  return value;
+}
+
+// The flags of a sub-buffer of a buffer with flags `parent`, asked with `asked`: the access and host
+// access asked for, or the parent's where none is; none where they contradict the parent's, for
+// which OpenCL answers CL_INVALID_VALUE. Flags about host memory go to the driver, which refuses them.
+std::optional<cl_mem_flags> sub_buffer_flags(cl_mem_flags asked, cl_mem_flags parent) {
+  constexpr cl_mem_flags kAccess = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+  constexpr cl_mem_flags kHost = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+  const cl_mem_flags access = (asked & kAccess) ? asked & kAccess : parent & kAccess;
+  const cl_mem_flags host = (asked & kHost) ? asked & kHost : parent & kHost;
+  if (((parent & CL_MEM_READ_ONLY) && access != CL_MEM_READ_ONLY) ||
+      ((parent & CL_MEM_WRITE_ONLY) && access != CL_MEM_WRITE_ONLY) ||
+      ((parent & CL_MEM_HOST_NO_ACCESS) && host != CL_MEM_HOST_NO_ACCESS) ||
+      ((parent & CL_MEM_HOST_READ_ONLY) && (host & CL_MEM_HOST_WRITE_ONLY)) ||
+      ((parent & CL_MEM_HOST_WRITE_ONLY) && (host & CL_MEM_HOST_READ_ONLY)))
+    return std::nullopt;
+  return (asked & ~(kAccess | kHost)) | access | host;
 }
 
 cl_device_id first_device(cl_context context) {
@@ -54,7 +113,7 @@ bool fill_guards(cl_mem parent, std::size_t size, std::size_t guard, const void*
   cl_context context = nullptr;
   clGetMemObjectInfo(parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
   cl_int status = CL_SUCCESS;
-  cl_command_queue queue = clCreateCommandQueue(context, first_device(context), 0, &status);
+  cl_command_queue queue = own_queue(context, first_device(context), &status);
   if (status != CL_SUCCESS) return false;
   const std::vector<unsigned char> pattern(guard, kPattern);
   bool ok = clEnqueueWriteBuffer(queue, parent, CL_TRUE, 0, guard, pattern.data(), 0, nullptr, nullptr) == CL_SUCCESS &&
@@ -75,7 +134,7 @@ std::string damage_of(const Guarded& g) {
   cl_context context = nullptr;
   clGetMemObjectInfo(g.parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
   cl_int status = CL_SUCCESS;
-  cl_command_queue queue = clCreateCommandQueue(context, first_device(context), 0, &status);
+  cl_command_queue queue = own_queue(context, first_device(context), &status);
   if (status != CL_SUCCESS) return {};
   std::vector<unsigned char> front(g.guard), back(g.guard);
   const bool read =
@@ -111,8 +170,10 @@ cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size
     return __real_clCreateBuffer(context, flags, size, host_ptr, status);  // its own error, as without guards
   }
   const cl_buffer_region region{guard, size};
-  const cl_mem_flags access = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY);
-  cl_mem buffer = clCreateSubBuffer(parent, access, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+  // What the student asked of the buffer's use, by kernels and by the host; not where its memory is.
+  const cl_mem_flags use = flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY | CL_MEM_HOST_WRITE_ONLY |
+                                    CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
+  cl_mem buffer = driver(parent).clCreateSubBuffer(parent, use, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
   if (status) *status = err;
   if (err != CL_SUCCESS) {
     __real_clReleaseMemObject(parent);
@@ -123,11 +184,9 @@ cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size
 }
 
 cl_int __wrap_clReleaseMemObject(cl_mem memory) {
-  const auto guarded = registry().take(memory, [](cl_mem m) {
-    cl_uint references = 0;
-    clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof(references), &references, nullptr);
-    return references <= 1;
-  });
+  auto last_reference = [](cl_mem m) { return memory_info<cl_uint>(m, CL_MEM_REFERENCE_COUNT) <= 1; };
+  own_sub_buffers().take(memory, last_reference);  // its handle may be reused for a guarded buffer
+  const auto guarded = registry().take(memory, last_reference);
   if (!guarded) return __real_clReleaseMemObject(memory);
   const Guarded g = *guarded;
   const std::string damage = damage_of(g);
@@ -138,6 +197,61 @@ cl_int __wrap_clReleaseMemObject(cl_mem memory) {
                                 " changed. Check the bounds test of every work-item (if (i < n), not <=): the NDRange "
                                 "is rounded up to whole work-groups, so the last group has items past the end");
   return released;
+}
+
+// A sub-buffer of a buffer student code holds (one it created, or one the harness gave it: both
+// are sub-buffers between guard zones) is made on the guarded parent, at the buffer's own offset
+// plus the one asked for: it works as it would without guards, and a write past its end lands in
+// the buffer's guard zone (or in the rest of the buffer), where it is found as for the buffer.
+cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type type, const void* info,
+                         cl_int* status) {
+  auto fail = [status](cl_int error) -> cl_mem {
+    if (status) *status = error;
+    return nullptr;
+  };
+  if (!buffer) return fail(CL_INVALID_MEM_OBJECT);
+  const cl_mem parent = memory_info<cl_mem>(buffer, CL_MEM_ASSOCIATED_MEMOBJECT);
+  if (!parent || type != CL_BUFFER_CREATE_TYPE_REGION || !info || own_sub_buffers().contains(buffer))
+    return driver(buffer).clCreateSubBuffer(buffer, flags, type, info, status);  // as without guards
+  const auto& asked = *static_cast<const cl_buffer_region*>(info);
+  const auto size = memory_info<std::size_t>(buffer, CL_MEM_SIZE);
+  if (asked.size == 0) return fail(CL_INVALID_BUFFER_SIZE);
+  if (asked.origin > size || asked.size > size - asked.origin) return fail(CL_INVALID_VALUE);
+  const auto use = sub_buffer_flags(flags, memory_info<cl_mem_flags>(buffer, CL_MEM_FLAGS));
+  if (!use) return fail(CL_INVALID_VALUE);
+  // The buffer's offset is a multiple of the base address alignment, so the driver finds a
+  // misaligned origin (CL_MISALIGNED_SUB_BUFFER_OFFSET) as it would in the buffer itself.
+  const cl_buffer_region combined{memory_info<std::size_t>(buffer, CL_MEM_OFFSET) + asked.origin, asked.size};
+  cl_mem sub = driver(parent).clCreateSubBuffer(parent, *use, type, &combined, status);
+  if (sub) own_sub_buffers().add(sub, true);
+  return sub;
+}
+
+// Student code's own queues, reported to the runner (gpulab_student_queue_created), which waits for
+// them whenever it synchronises the device.
+cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties,
+                                      cl_int* status) {
+  if (!context) {
+    if (status) *status = CL_INVALID_CONTEXT;
+    return nullptr;
+  }
+  cl_command_queue queue = driver(context).clCreateCommandQueue(context, device, properties, status);
+  if (queue && gpulab_student_queue_created) gpulab_student_queue_created(queue);
+  return queue;
+}
+
+// OpenCL 2.0 (this file is compiled for 1.2, whose headers do not declare it).
+cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
+                                                    const cl_properties* properties, cl_int* status) {
+  using Create = cl_command_queue(CL_API_CALL*)(cl_context, cl_device_id, const cl_properties*, cl_int*);
+  const auto create = context ? reinterpret_cast<Create>(driver(context).clCreateCommandQueueWithProperties) : nullptr;
+  if (!create) {
+    if (status) *status = context ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT;
+    return nullptr;
+  }
+  cl_command_queue queue = create(context, device, properties, status);
+  if (queue && gpulab_student_queue_created) gpulab_student_queue_created(queue);
+  return queue;
 }
 
 }  // extern "C"

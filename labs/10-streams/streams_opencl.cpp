@@ -8,7 +8,8 @@ using gpulab::check;
 
 constexpr size_t kWorkGroup = 256;
 
-// Enqueues scale_shift_kernel on `queue` for elements [offset, offset + count).
+// Enqueues scale_shift_kernel on `queue` for elements [offset, offset + count). Its last argument,
+// key, is already set: the grader sets it on lab.kernel("scale_shift_kernel") before every call.
 void enqueue_scale_shift(const gpulab::OpenCLLab& lab, cl_command_queue queue, cl_mem d_in, cl_mem d_out, int offset,
                          int count, float a, float b) {
   cl_kernel kernel = lab.kernel("scale_shift_kernel");
@@ -39,8 +40,8 @@ class Queue {
 // - in and out are host memory of n floats: pageable (malloc'd) for stream_serial, page-locked for
 //   stream_pinned and stream_chunks (a CL_MEM_ALLOC_HOST_PTR buffer the grader mapped);
 // - d_in and d_out are device buffers of n floats each, already created;
-// - when the function returns, out holds a * in + b, d_in the input and d_out the result (the
-//   grader checks all three: the work is done on the device).
+// - when the function returns, out holds a * in + b + key, d_in the input and d_out the result (the
+//   grader checks all three: the work is done on the device; the key is only in the kernel).
 
 void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
                    float b) {

@@ -1,12 +1,13 @@
-// Lab 10-streams (CUDA): out = a * in + b over an array that starts and ends in host memory.
+// Lab 10-streams (CUDA): out = a * in + b + key over an array that starts and ends in host memory.
 #include <algorithm>
 
 #include "gpulab/student/cuda.hpp"
 
 // --8<-- [start:kernel]
-__global__ void scale_shift_kernel(const float* in, float* out, int count, float a, float b) {
+__global__ void scale_shift_kernel(const float* in, float* out, int count, float a, float b, cudaTextureObject_t key) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < count) out[i] = a * in[i] + b;  // the last block may overhang count
+  const float k = tex1Dfetch<float>(key, 0);  // the grader's key: one float only a kernel can read
+  if (i < count) out[i] = a * in[i] + b + k;  // the last block may overhang count
 }
 // --8<-- [end:kernel]
 
@@ -26,10 +27,11 @@ class Stream {
 };
 
 // --8<-- [start:serial]
-void stream_serial(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b) {
+void stream_serial(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
+                   cudaTextureObject_t key) {
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);  // 2 GiB does not fit in an int
   gpulab::check(cudaMemcpy(d_in, in, bytes, cudaMemcpyHostToDevice), "copying the input to the device");
-  scale_shift_kernel<<<gpulab::blocks_for(n, kThreadsPerBlock), kThreadsPerBlock>>>(d_in, d_out, n, a, b);
+  scale_shift_kernel<<<gpulab::blocks_for(n, kThreadsPerBlock), kThreadsPerBlock>>>(d_in, d_out, n, a, b, key);
   gpulab::check(cudaGetLastError(), "launching scale_shift_kernel");
   // cudaMemcpy waits for the kernel (same default stream) and returns when the copy is done.
   gpulab::check(cudaMemcpy(out, d_out, bytes, cudaMemcpyDeviceToHost), "copying the result back");
@@ -37,7 +39,8 @@ void stream_serial(const float* in, float* out, float* d_in, float* d_out, int n
 // --8<-- [end:serial]
 
 // --8<-- [start:pinned]
-void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b) {
+void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
+                   cudaTextureObject_t key) {
   const size_t bytes = static_cast<size_t>(n) * sizeof(float);
   Stream stream;
   // From page-locked memory the copy engine reads the host directly (no staging through a driver
@@ -45,7 +48,7 @@ void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n
   gpulab::check(cudaMemcpyAsync(d_in, in, bytes, cudaMemcpyHostToDevice, stream.get()),
                 "copying the input to the device");
   scale_shift_kernel<<<gpulab::blocks_for(n, kThreadsPerBlock), kThreadsPerBlock, 0, stream.get()>>>(d_in, d_out, n, a,
-                                                                                                     b);
+                                                                                                     b, key);
   gpulab::check(cudaGetLastError(), "launching scale_shift_kernel");
   gpulab::check(cudaMemcpyAsync(out, d_out, bytes, cudaMemcpyDeviceToHost, stream.get()), "copying the result back");
   gpulab::check(cudaStreamSynchronize(stream.get()), "waiting for the stream");
@@ -56,7 +59,8 @@ void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n
 constexpr int kStreams = 4;
 constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 128 chunks in 2 GiB; a copy takes ~0.3 ms at 50 GB/s
 
-void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b) {
+void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
+                   cudaTextureObject_t key) {
   Stream streams[kStreams];
   // Chunk k goes in, through the kernel and back on stream k % kStreams: in order within a stream,
   // while the other streams' chunks use the other copy engine and the SMs at the same time.
@@ -67,7 +71,7 @@ void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n
     gpulab::check(cudaMemcpyAsync(d_in + start, in + start, bytes, cudaMemcpyHostToDevice, stream),
                   "copying a chunk of the input to the device");
     scale_shift_kernel<<<gpulab::blocks_for(count, kThreadsPerBlock), kThreadsPerBlock, 0, stream>>>(
-        d_in + start, d_out + start, count, a, b);
+        d_in + start, d_out + start, count, a, b, key);
     gpulab::check(cudaGetLastError(), "launching scale_shift_kernel on a chunk");
     gpulab::check(cudaMemcpyAsync(out + start, d_out + start, bytes, cudaMemcpyDeviceToHost, stream),
                   "copying a chunk of the result back");

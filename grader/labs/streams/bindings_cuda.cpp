@@ -2,15 +2,21 @@
 // pointers; page-locked memory and the calibration's copies of the CUDA runtime.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "gpulab/backend/cuda.hpp"
 #include "gpulab/student/cuda.hpp"
 #include "lab_driver.hpp"
 #include "streams_lab.hpp"
 
 // The lab's contract: these signatures are fixed, the grader calls them.
-void stream_serial(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b);
-void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b);
-void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b);
+void stream_serial(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
+                   cudaTextureObject_t key);
+void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
+                   cudaTextureObject_t key);
+void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
+                   cudaTextureObject_t key);
 
 namespace gpulab::labs {
 namespace {
@@ -66,16 +72,70 @@ class CudaCopies final : public HostDeviceCopies {
   Stream up_, down_;
 };
 
+// The launch's key where only a kernel can read it: one float of device memory behind a texture
+// object. Host code receives the texture object, which no function the lab allows turns back into an
+// address (cudaGetTextureObjectResourceDesc is not on the allowlist), so no copy can read the key;
+// a kernel reads it with tex1Dfetch.
+class KeyTexture {
+ public:
+  KeyTexture() {
+    int device = 0, alignment = 0;
+    check(cudaGetDevice(&device), "finding the current device");
+    check(cudaDeviceGetAttribute(&alignment, cudaDevAttrTextureAlignment, device), "reading the texture alignment");
+    const std::size_t align = static_cast<std::size_t>(std::max(alignment, 4));
+    check(cudaMalloc(&memory_, 2 * align), "allocating the launch key");
+    key_ = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(memory_) + align - 1) / align * align);
+    cudaResourceDesc resource{};
+    resource.resType = cudaResourceTypeLinear;
+    resource.res.linear.devPtr = key_;
+    resource.res.linear.desc = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+    resource.res.linear.sizeInBytes = sizeof(float);
+    cudaTextureDesc texture{};
+    texture.readMode = cudaReadModeElementType;
+    if (const cudaError_t e = cudaCreateTextureObject(&texture_, &resource, &texture, nullptr); e != cudaSuccess) {
+      cudaFree(memory_);
+      check(e, "creating the texture object of the launch key");
+    }
+  }
+  ~KeyTexture() {
+    cudaDestroyTextureObject(texture_);
+    cudaFree(memory_);
+  }
+  KeyTexture(const KeyTexture&) = delete;
+  KeyTexture& operator=(const KeyTexture&) = delete;
+  // Synchronously: a kernel on a non-blocking stream of the student's must not run before it lands.
+  void write(float key) {
+    check(cudaMemcpy(key_, &key, sizeof key, cudaMemcpyHostToDevice), "writing the launch key");
+    check(cudaDeviceSynchronize(), "writing the launch key");
+  }
+  cudaTextureObject_t get() const { return texture_; }
+
+ private:
+  void* memory_ = nullptr;
+  float* key_ = nullptr;
+  cudaTextureObject_t texture_ = 0;
+};
+
+class CudaStreamFunction final : public StreamFunction {
+ public:
+  using Function = void (*)(const float*, float*, float*, float*, int, float, float, cudaTextureObject_t);
+  explicit CudaStreamFunction(Function f) : f_(f) {}
+  void set_key(float key) override { key_.write(key); }
+  void call(const float* in, float* out, Buffer& d_in, Buffer& d_out, int n, float a, float b) override {
+    f_(in, out, cuda::pointer<float>(d_in), cuda::pointer<float>(d_out), n, a, b, key_.get());
+  }
+
+ private:
+  Function f_;
+  KeyTexture key_;
+};
+
 }  // namespace
 
-StreamLaunch bind_stream(Device&, const std::string& function) {
-  using Function = void (*)(const float*, float*, float*, float*, int, float, float);
-  static const std::map<std::string, Function> functions{
+std::unique_ptr<StreamFunction> bind_stream(Device&, const std::string& function) {
+  static const std::map<std::string, CudaStreamFunction::Function> functions{
       {"stream_serial", stream_serial}, {"stream_pinned", stream_pinned}, {"stream_chunks", stream_chunks}};
-  const Function f = find_function(functions, function);
-  return [f](const float* in, float* out, Buffer& d_in, Buffer& d_out, int n, float a, float b) {
-    f(in, out, cuda::pointer<float>(d_in), cuda::pointer<float>(d_out), n, a, b);
-  };
+  return std::make_unique<CudaStreamFunction>(find_function(functions, function));
 }
 
 std::unique_ptr<PinnedMemory> allocate_pinned(Device&, std::size_t bytes) {

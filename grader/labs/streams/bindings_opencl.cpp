@@ -1,10 +1,13 @@
 // Calls the student's OpenCL host functions (labs/10-streams/streams_opencl.cpp) with host memory
 // and buffers; page-locked memory and the calibration's copies of OpenCL.
+#include <fmt/format.h>
+
 #include "gpulab/backend/opencl.hpp"
 #include "lab_driver.hpp"
 #include "streams_lab.hpp"
 
 // The lab's contract: these signatures are fixed, the grader calls them.
+// The kernel's last argument, key, is the grader's (StreamFunction::set_key).
 void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
                    float b);
 void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
@@ -92,17 +95,43 @@ class ClCopies final : public HostDeviceCopies {
   Queue up_, down_;
 };
 
+// The launch's key is the last argument of the lab's kernel, set here on the kernel object the
+// student's code gets from lab.kernel(): arguments are captured when a launch is enqueued, and OpenCL
+// has no call that reads one back, so host code never learns the key; only the kernel has it.
+class ClStreamFunction final : public StreamFunction {
+ public:
+  using Function = void (*)(const OpenCLLab&, const float*, float*, cl_mem, cl_mem, int, float, float);
+  ClStreamFunction(const OpenCLLab& lab, Function f) : lab_(lab), f_(f) {}
+  void set_key(float key) override {
+    cl_kernel kernel = lab_.kernel(kKernel);
+    cl_uint parameters = 0;
+    check(clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof parameters, &parameters, nullptr),
+          "counting the parameters of scale_shift_kernel");
+    if (parameters != kParameters)
+      throw ApiError("OpenCL", CL_INVALID_KERNEL_ARGS, cl_status_name(CL_INVALID_KERNEL_ARGS),
+                     fmt::format("scale_shift_kernel in streams.cl has {} parameters; the lab's has {}: in, out, "
+                                 "offset, count, a, b and key, which the grader sets before every call (keep the "
+                                 "kernel's signature)",
+                                 parameters, kParameters));
+    check(clSetKernelArg(kernel, kParameters - 1, sizeof key, &key), "setting the key of scale_shift_kernel");
+  }
+  void call(const float* in, float* out, Buffer& d_in, Buffer& d_out, int n, float a, float b) override {
+    f_(lab_, in, out, opencl::memory(d_in), opencl::memory(d_out), n, a, b);
+  }
+
+ private:
+  static constexpr const char* kKernel = "scale_shift_kernel";
+  static constexpr cl_uint kParameters = 7;
+  const OpenCLLab& lab_;
+  Function f_;
+};
+
 }  // namespace
 
-StreamLaunch bind_stream(Device& device, const std::string& function) {
-  using Function = void (*)(const OpenCLLab&, const float*, float*, cl_mem, cl_mem, int, float, float);
-  static const std::map<std::string, Function> functions{
+std::unique_ptr<StreamFunction> bind_stream(Device& device, const std::string& function) {
+  static const std::map<std::string, ClStreamFunction::Function> functions{
       {"stream_serial", stream_serial}, {"stream_pinned", stream_pinned}, {"stream_chunks", stream_chunks}};
-  const Function f = find_function(functions, function);
-  const OpenCLLab& lab = opencl::lab(device);
-  return [f, &lab](const float* in, float* out, Buffer& d_in, Buffer& d_out, int n, float a, float b) {
-    f(lab, in, out, opencl::memory(d_in), opencl::memory(d_out), n, a, b);
-  };
+  return std::make_unique<ClStreamFunction>(opencl::lab(device), find_function(functions, function));
 }
 
 std::unique_ptr<PinnedMemory> allocate_pinned(Device& device, std::size_t bytes) {

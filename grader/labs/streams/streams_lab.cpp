@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -13,20 +15,28 @@
 namespace gpulab {
 namespace {
 
-// Inputs and shifts are multiples of 1/8 up to 2^12 in magnitude, scales multiples of 1/4 up to 16:
-// a * x + b is exact in a float (streams_reference.hpp), so a fused multiply-add and a multiply
-// followed by an add give the same bits on every device.
+// Inputs, shifts and keys are multiples of 1/8 up to 2^12 in magnitude, scales multiples of 1/4 up
+// to 16: a * x + b + key is exact in a float (streams_reference.hpp), so a fused multiply-add and a
+// multiply followed by an add give the same bits on every device.
 float draw_input(Rng& rng) {
   return static_cast<float>(rng.integer(-reference::kEighthsMax, reference::kEighthsMax)) / 8.0f;
 }
 
+// What a launch computes. The function receives a and b; the key only reaches its kernel (see
+// StreamFunction::set_key), so only a kernel can produce the result. Each input set's contents
+// have their own, and no two launches in a row use the same contents.
 struct Operation {
-  float a = 1, b = 0;
+  float a = 1, b = 0, key = 0;
+  float operator()(float x) const { return reference::scale_shift(x, a, b, key); }
 };
 
 Operation draw_operation(Rng& rng) {
   const float sign = rng.integer(0, 1) ? 1.0f : -1.0f;
-  return {sign * static_cast<float>(rng.integer(1, reference::kQuartersMax)) / 4.0f, draw_input(rng)};
+  const float a = sign * static_cast<float>(rng.integer(1, reference::kQuartersMax)) / 4.0f;
+  const float b = draw_input(rng);
+  float key = draw_input(rng);
+  if (key == 0) key = 0.125f;  // a zero key could not tell a kernel's result from the host's
+  return {a, b, key};
 }
 
 // Host memory the student's function receives, as a Buffer, so the runner checks it as it checks
@@ -127,16 +137,44 @@ struct Set {
   bool returned_early = false;          // `out` still held poison when the last launch returned
 };
 
-// Whether the function returned before its result was in `out`: a few words (the first, the middle,
-// the last: the last chunk's copy is the last to land) still hold the poison when it returns. The
-// runner synchronises the device before it checks, which would hide a missing wait.
-bool poison_at_return(const float* out, std::size_t n) {
-  for (const std::size_t i : {std::size_t{0}, n / 2, n - 1}) {
-    std::uint32_t word = 0;
-    std::memcpy(&word, out + i, sizeof word);
-    if (word == 0xFFFFFFFFu) return true;  // kPoisonByte in every byte; a result is never NaN
+bool is_poison(float word) { return std::bit_cast<std::uint32_t>(word) == 0xFFFFFFFFu; }  // never a result
+
+bool any_poison(const float* out, std::size_t from, std::size_t to) {
+  return std::any_of(out + from, out + to, is_poison);
+}
+
+// Whether the function returned before its result was all in `out`: a word that still holds the
+// poison when it returns (the runner synchronises the device before it checks, which would hide a
+// missing wait). The last words first, the last chunk's copy being the last to land, then seeded
+// random ones, then, where `whole`, every word, on every core. Not whole for the launches that may
+// be timed, since this runs inside the timing: there returning early gains nothing (the timing waits
+// for every stream and queue), and the whole output is checked at the case's first launch.
+bool poison_at_return(const float* out, std::size_t n, Rng& rng, bool whole) {
+  constexpr std::size_t kTail = 1024, kSampled = 1024;
+  if (any_poison(out, n - std::min(n, kTail), n)) return true;
+  for (std::size_t k = 0; k < kSampled && n > kTail; ++k)
+    if (is_poison(out[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n) - 1))])) return true;
+  if (!whole) return false;
+  std::atomic<bool> found{false};
+  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    if (any_poison(out, begin, end)) found = true;
+  });
+  return found;
+}
+
+// How many of the wrong words of `out` (at most the first few listed in `cmp`) hold a * in + b, the
+// result without the key: what a result computed on the host gives.
+std::size_t keyless_words(const Comparison& cmp, const float* out, const std::vector<float>& input,
+                          const WordPatches& in_patches, const Operation& op) {
+  std::size_t keyless = 0;
+  for (const Mismatch& m : cmp.first) {
+    float x = input[m.index];
+    for (const auto& [index, word] : in_patches)
+      if (index == m.index) x = std::bit_cast<float>(word);
+    keyless += std::bit_cast<std::uint32_t>(out[m.index]) ==
+               std::bit_cast<std::uint32_t>(reference::scale_shift(x, op.a, op.b, 0.0f));
   }
-  return false;
+  return keyless;
 }
 
 class StreamsDriver final : public LabDriver {
@@ -194,8 +232,7 @@ class StreamsDriver final : public LabDriver {
         if (std::any_of(set.in_patches.begin(), set.in_patches.end(), [at](const auto& p) { return p.first == at; }))
           continue;
         const float x = draw_input(patch_rng);
-        const Operation op = data->operations[content];
-        const float y = reference::scale_shift(x, op.a, op.b);
+        const float y = data->operations[content](x);
         set.in_patches.emplace_back(at, std::bit_cast<std::uint32_t>(x));
         set.out_patches.emplace_back(at, std::bit_cast<std::uint32_t>(y));
         set.in->upload_range(&x, at * sizeof x, sizeof x);
@@ -210,7 +247,9 @@ class StreamsDriver final : public LabDriver {
       set.in->upload(input.data(), bytes);
       hold(set, i);
     }
-    const auto launch = labs::bind_stream(ctx.device, task.function);
+    const auto function = labs::bind_stream(ctx.device, task.function);
+    Rng return_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "returned early " + task.name, c.name));
+    int launches = 0;
 
     Launchable l;
     l.sets = static_cast<int>(sets.size());
@@ -219,12 +258,14 @@ class StreamsDriver final : public LabDriver {
       sets[i].out->fill(kPoisonByte);
       sets[i].d_in->fill(kPoisonByte);
       sets[i].d_out->fill(kPoisonByte);
+      function->set_key(data->operations[sets[i].content].key);
     };
     l.launch = [&](int i) {
       Set& set = sets[i];
       const Operation op = data->operations[set.content];
-      launch(set.in->floats(), set.out->floats(), *set.d_in, *set.d_out, n, op.a, op.b);
-      set.returned_early = poison_at_return(set.out->floats(), input.size());
+      function->call(set.in->floats(), set.out->floats(), *set.d_in, *set.d_out, n, op.a, op.b);
+      // Launch 0 is the case's correctness launch, never timed (execute.cpp, CaseRun::run).
+      set.returned_early = poison_at_return(set.out->floats(), input.size(), return_rng, launches++ == 0);
     };
     l.check = [&](int i) { return check_set(sets[i], *data); };
     l.watched = [&](int i) {
@@ -254,7 +295,12 @@ class StreamsDriver final : public LabDriver {
     const float* expected = data.expected[set.content].data();
     Comparison cmp = compare_floats(*set.out, expected, set.out_patches);
     if (!cmp.ok()) {
-      cmp.note = "in out, the host memory your function returns the result in";
+      const Operation& op = data.operations[set.content];
+      cmp.note = keyless_words(cmp, set.out->floats(), data.input, set.in_patches, op) == cmp.first.size()
+                     ? "in out, which holds a * in + b without the key: the key is only on the device, where "
+                       "your kernel reads it (out = a * in + b + key), so a result computed on the host cannot be "
+                       "right"
+                     : "in out, the host memory your function returns the result in";
       return cmp;
     }
     if (set.returned_early) {  // right after the grader's synchronisation, not when the function returned
@@ -288,7 +334,7 @@ class StreamsDriver final : public LabDriver {
         const Operation op = draw_operation(rng);
         made->operations.push_back(op);
         made->expected.emplace_back(made->input.size());
-        reference::scale_shift(made->input, op.a, op.b, made->expected.back());
+        reference::scale_shift(made->input, op.a, op.b, op.key, made->expected.back());
       }
       return made;
     });

@@ -15,7 +15,8 @@
 namespace gpulab {
 
 // The device, context and in-order command queue the harness set up, and the kernels of the lab's
-// .cl file, already built. Launch your kernels on queue(); the harness times and synchronises it.
+// .cl file, already built. Launch your kernels on queue(); the harness times and synchronises it
+// (and, in a lab that allows queues of your own, those too: it waits for every queue you create).
 class OpenCLLab {
  public:
   virtual ~OpenCLLab() = default;
