@@ -22,16 +22,16 @@ TEST_CASE("the host watch reports nothing while its regions keep their contents"
 }
 
 TEST_CASE("the host watch names each region of which one byte changed, and a region listed twice once") {
-  std::vector<std::uint8_t> expected(1 << 20, 3), input(4096, 4);
+  std::vector<std::uint8_t> expected(512 << 10, 3), input(4096, 4);
   HostWatch watch;
   watch.take({{expected.data(), expected.size(), "the expected output"},
               {input.data(), input.size(), "the input"},
               {expected.data(), expected.size(), "the expected output again"}});
-  expected[777'777] ^= 0x10;
+  expected[377'777] ^= 0x10;
   CHECK(watch.changed() == std::vector<std::string>{"the expected output"});
   input.back() = 0;
   CHECK(watch.changed() == std::vector<std::string>{"the expected output", "the input"});
-  watch.take({{expected.data(), expected.size(), "the expected output"}});  // the contents as they are now
+  watch.take({{expected.data(), expected.size(), "the expected output"}});  // a small region: as it is now
   CHECK(watch.changed().empty());
 }
 
@@ -158,4 +158,31 @@ TEST_CASE("a host write on a warm-up or timed launch of a timing case is found t
     CHECK(r.finding == "buffer_violation");
     CHECK(r.message.find("changed in host memory") != std::string::npos);
   }
+}
+
+TEST_CASE("a large region is hashed in pieces, and a change in any piece changes its checksum") {
+  std::vector<std::uint8_t> big(50u << 20, 9);  // pieces of 4 MiB on every core
+  const std::uint64_t sum = host_checksum(big.data(), big.size());
+  CHECK(host_checksum(big.data(), big.size()) == sum);
+  for (std::size_t at : {std::size_t{0}, std::size_t{17} << 20, big.size() - 1}) {
+    big[at] ^= 1;
+    CHECK(host_checksum(big.data(), big.size()) != sum);
+    big[at] ^= 1;
+  }
+}
+
+TEST_CASE("between launches a large region keeps its checksum and a small one is taken afresh") {
+  std::vector<std::uint8_t> reference(2u << 20, 1), patches(64, 2);
+  HostWatch watch;
+  watch.take({{reference.data(), reference.size(), "reference"}, {patches.data(), patches.size(), "patches"}});
+  CHECK(watch.changed().empty());
+  // The harness redraws its patches between launches: not a finding at the next launch.
+  patches[3] = 7;
+  watch.take({{reference.data(), reference.size(), "reference"}, {patches.data(), patches.size(), "patches"}});
+  CHECK(watch.changed().empty());
+  // A write into the reference between two launches (by student code: the harness leaves it alone)
+  // is still found at the next one, against the checksum taken at the first.
+  reference[12345] = 0;
+  watch.take({{reference.data(), reference.size(), "reference"}, {patches.data(), patches.size(), "patches"}});
+  CHECK(watch.changed() == std::vector<std::string>{"reference"});
 }

@@ -23,7 +23,10 @@ struct HostRegion {
 // Checksums of regions taken at one moment, compared with their contents later.
 class HostWatch {
  public:
-  // Checksums `regions` as they are now (regions at the same address are taken once).
+  // Checksums `regions` as they are now (regions at the same address are taken once). A region of
+  // 1 MiB or more that the previous take had at the same address and size keeps its checksum
+  // instead: such regions (inputs' copies, references) must not change during a case, so that one
+  // hash per launch suffices; a lab whose solution then fails with a host write breaks that rule.
   void take(std::vector<HostRegion> regions);
   // The `what` of every region whose contents differ from those at take(); empty when none does.
   std::vector<std::string> changed() const;
@@ -34,8 +37,9 @@ class HostWatch {
   std::vector<std::uint64_t> sums_;
 };
 
-// A fast checksum of `bytes` at `data` (a change of any byte changes it, but a writer who knows the
-// function can forge one: this detects, it does not authenticate).
+// A fast checksum of `bytes` at `data`, on every core for a large region (a change of any byte
+// changes it, but a writer who knows the function can forge one: this detects, it does not
+// authenticate).
 std::uint64_t host_checksum(const void* data, std::size_t bytes);
 
 // "case x: the expected contents of output out changed in host memory during the launch: ..." text
