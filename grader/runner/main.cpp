@@ -404,7 +404,7 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
   RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); }, pictures_dir};
   ctx.profiled = secrets.cases == Cases::profile;
   ctx.monitor = monitor.get();
-  ctx.watch_host_memory = !host_access.empty() && !std::getenv("GPULAB_NO_WATCH");
+  ctx.watch_host_memory = !host_access.empty();
   auto driver = make_lab_driver();
   Calibration calibration;
   const auto cases = manifest.cases_for(info.device_class);
