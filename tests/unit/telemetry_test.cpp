@@ -58,7 +58,7 @@ TEST_CASE("a summary gives each reading's min, median and max and every reason a
   CHECK(s.throttled());
 }
 
-TEST_CASE("idle, application clocks and sync boost are not throttling; power and heat are") {
+TEST_CASE("idle, application clocks and sync boost are not throttling, and power and heat are") {
   CHECK_FALSE(
       summarize_telemetry({reading(1980, 90, kReasonIdle | kReasonApplicationClocks | kReasonSyncBoost)}).throttled());
   for (const std::uint64_t r :

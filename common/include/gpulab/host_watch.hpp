@@ -53,7 +53,7 @@ std::string host_memory_access(const DeviceInfo& info, const std::string& nvml_a
 
 // What a device that reaches host memory cannot enforce, in one line for the report.
 inline constexpr const char* kHostMemoryNote =
-    "the harness checksums its copies of the inputs and the expected outputs around every launch, but a kernel "
-    "can still read any host memory of the runner and write host memory that is not checksummed";
+    "the harness checksums its copies of the inputs and its expected outputs around every launch, but cannot stop "
+    "a kernel reading the runner's memory or writing what is not checksummed";
 
 }  // namespace gpulab
