@@ -81,7 +81,7 @@ CaseResult run_forging_case(Device& device, bool watch_host_memory, bool timing,
   Manifest manifest;
   manifest.id = "99-planted";
   manifest.warmup = 1;
-  manifest.repeats = 2;
+  manifest.repeats = 4;
   Case c;
   c.name = timing ? "timed" : "small";
   c.timing = timing;
@@ -148,10 +148,11 @@ TEST_CASE("a host write on a warm-up or timed launch of a timing case is found t
   }
   const auto device = open_device("opencl", std::to_string(info->index));
   CHECK(run_forging_case(*device, true, true, 0).passed);  // honest on every launch
-  // Launch 1 is the case's fully checked first launch, 2 a warm-up, then warm-ups or timed launches
-  // (at least 4 in all with this manifest): each compares the forged output equal to the forged
-  // expected one, and the watch must find the write on whichever launch made it.
-  for (int forge_on : {1, 2, 3, 4}) {
+  // Launch 1 is the case's fully checked first launch, 2 a warm-up, 3 and 4 warm-ups or timed
+  // launches, 5 and 6 timed (1 to 3 warm-ups, at least 4 timed launches with this manifest): each
+  // compares the forged output equal to the forged expected one, and the watch must find the write
+  // on whichever launch made it.
+  for (int forge_on : {1, 2, 3, 4, 5, 6}) {
     CAPTURE(forge_on);
     const CaseResult r = run_forging_case(*device, true, true, forge_on);
     CHECK_FALSE(r.passed);
