@@ -241,6 +241,20 @@ class CudaDevice final : public Device {
   unsigned char flush_value_ = 0;
 };
 
+// How kernels on device `index` reach pageable host memory through a plain pointer (no cudaMalloc,
+// no registration): HMM (the driver mirrors the host's page tables) or ATS (the GPU uses them, e.g.
+// Grace Hopper). Empty where they cannot.
+std::string pageable_memory_access(int index) {
+  int pageable = 0, host_tables = 0;
+  if (cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, index) != cudaSuccess || !pageable) {
+    cudaGetLastError();
+    return {};
+  }
+  cudaDeviceGetAttribute(&host_tables, cudaDevAttrPageableMemoryAccessUsesHostPageTables, index);
+  return host_tables ? "CUDA pageable memory access through the host's page tables (ATS)"
+                     : "CUDA pageable memory access (HMM)";
+}
+
 }  // namespace
 
 std::vector<DeviceInfo> list_devices() {
@@ -266,6 +280,7 @@ std::vector<DeviceInfo> list_devices() {
                             static_cast<double>(p.totalGlobalMem) / (1 << 30));
     d.bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
     d.device_class = DeviceClass::gpu;
+    d.host_memory_access = pageable_memory_access(i);
     out.push_back(std::move(d));
   }
   return out;

@@ -116,6 +116,21 @@ std::string version_text(cl_device_id id) {
   return version.substr(0, version.find(" HSTR:"));
 }
 
+// How the device's kernels reach the process's pageable host memory through a plain address: a
+// CPU device runs them in this process; a device with fine-grained system SVM (OpenCL 2.0) shares its
+// address space. Empty otherwise (an NVIDIA GPU with HMM does not say so here: NVML does).
+std::string host_memory_access(cl_device_id id, cl_device_type type) {
+  if (type & CL_DEVICE_TYPE_CPU) return "OpenCL CPU device: kernels run in the runner process";
+  // CL_DEVICE_SVM_CAPABILITIES and CL_DEVICE_SVM_FINE_GRAIN_SYSTEM of OpenCL 2.0 (cl.h declares them
+  // only for a target of 2.0 and later; this backend targets 1.2, so an older driver fails the query).
+  constexpr cl_device_info kSvmCapabilities = 0x1053;
+  constexpr cl_bitfield kFineGrainSystem = 1 << 2;
+  cl_bitfield svm = 0;
+  if (clGetDeviceInfo(id, kSvmCapabilities, sizeof svm, &svm, nullptr) == CL_SUCCESS && (svm & kFineGrainSystem))
+    return "OpenCL fine-grained system SVM: kernels share the process's address space";
+  return {};
+}
+
 // Every device of every platform, GPUs first, then accelerators, then CPUs.
 std::vector<Found> enumerate() {
   cl_uint platform_count = 0;
@@ -139,6 +154,7 @@ std::vector<Found> enumerate() {
           "{}, {} compute units, {:.1f} GiB", version_text(id), device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS),
           static_cast<double>(device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE)) / (1 << 30));
       f.info.bus_id = pci_bus_id(id);
+      f.info.host_memory_access = host_memory_access(id, type);
       out.push_back(std::move(f));
     }
   }

@@ -82,6 +82,7 @@ void to_json(nlohmann::json& j, const CaseResult& c) {
   put_optional(j, "baseline_rate", c.baseline_rate);
   if (c.borderline) j["borderline"] = true;
   if (c.timed_s > 0) j["timed_s"] = c.timed_s;
+  put_optional(j, "telemetry", c.telemetry);
 }
 void from_json(const nlohmann::json& j, CaseResult& c) {
   c.name = j.at("name");
@@ -96,6 +97,7 @@ void from_json(const nlohmann::json& j, CaseResult& c) {
   get_optional(j, "baseline_rate", c.baseline_rate);
   c.borderline = j.value("borderline", false);
   c.timed_s = j.value("timed_s", 0.0);
+  get_optional(j, "telemetry", c.telemetry);
 }
 
 bool tier_reached(const TaskResult& t) { return t.tier_threshold && t.ratio && *t.ratio >= *t.tier_threshold; }
@@ -131,6 +133,7 @@ void to_json(nlohmann::json& j, const TaskResult& t) {
   if (!t.finding.empty()) j["finding"] = t.finding;
   if (t.borderline) j["borderline"] = true;
   if (t.failed_in_hidden_case) j["hidden_case"] = true;
+  put_optional(j, "telemetry", t.telemetry);
   // The words a reader sees, so that renderers of the JSON (scripts/grade/summary.py) only render.
   j["status_label"] = describe(t.status);
   if (const Metric* m = find_metric(t.metric)) {
@@ -162,6 +165,7 @@ void from_json(const nlohmann::json& j, TaskResult& t) {
   t.finding = j.value("finding", "");
   t.borderline = j.value("borderline", false);
   t.failed_in_hidden_case = j.value("hidden_case", false);
+  get_optional(j, "telemetry", t.telemetry);
 }
 
 }  // namespace gpulab

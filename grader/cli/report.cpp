@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "files.hpp"
+#include "gpulab/host_watch.hpp"
 #include "gpulab/metrics.hpp"
+#include "gpulab/telemetry.hpp"
 
 namespace gpulab::cli {
 
@@ -199,6 +201,45 @@ std::string profile_section(const std::vector<TaskProfile>& profile, const Paint
   return out;
 }
 
+// "GPU at start: SM 1755 of 1980 MHz · memory 2619 of 2619 MHz · 34 °C · 71 of 700 W · clock limits: idle".
+std::string describe_gpu_state(const GpuState& s) {
+  auto of = [](double now, double max, const char* unit) {
+    return max > 0 ? fmt::format("{:.0f} of {:.0f} {}", now, max, unit) : fmt::format("{:.0f} {}", now, unit);
+  };
+  const auto reasons = reason_names(s.now.reasons);
+  return fmt::format("GPU at start: SM {} · memory {} · {:.0f} °C · {} · clock limits: {}",
+                     of(s.now.sm_mhz, s.max_sm_mhz, "MHz"), of(s.now.memory_mhz, s.max_memory_mhz, "MHz"),
+                     s.now.temperature_c, of(s.now.power_w, s.power_limit_w, "W"),
+                     reasons.empty() ? "none" : fmt::format("{}", fmt::join(reasons, ", ")));
+}
+
+// The header's lines under the device (the runner's "device" event): whether its kernels reach the
+// runner's host memory, and the GPU's state at the start or why telemetry is unavailable.
+std::string device_state(const nlohmann::json& device) {
+  std::string out;
+  if (const std::string access = device.value("host_memory_access", ""); !access.empty())
+    out += fmt::format("host memory: kernels reach it ({}): {}\n", access, kHostMemoryNote);
+  std::optional<GpuState> state;
+  try {  // the runner's events are written next to student code: a malformed one is left out
+    if (device.contains("gpu_state")) state = device["gpu_state"].get<GpuState>();
+  } catch (const nlohmann::json::exception&) {}
+  if (state)
+    out += describe_gpu_state(*state) + "\n";
+  else if (device.value("class", "") == "gpu" && device.contains("telemetry"))
+    out += fmt::format("GPU telemetry: {} (timings were not checked for throttling)\n", device.value("telemetry", ""));
+  return out;
+}
+
+// One line per task whose timing was measured again because the GPU throttled, saying which run counted.
+std::string throttled_timings(const RunSummary& run) {
+  std::string out;
+  for (const auto& lab : run.labs)
+    for (const auto& t : lab.tasks)
+      if (t.telemetry && t.telemetry->remeasured())
+        out += fmt::format("throttling: {} {}: {}\n", lab.id, t.task, describe_remeasure(*t.telemetry));
+  return out;
+}
+
 }  // namespace
 
 std::string render_warnings(const std::vector<std::string>& warnings, bool color) {
@@ -219,8 +260,10 @@ std::string render_report(const RunSummary& run, bool color) {
       const std::string bus = lab.device.value("bus_id", "");
       out += fmt::format("device: {} · {} · {}{}\n", lab.device.value("name", "?"), lab.device.value("platform", "?"),
                          lab.device.value("details", ""), bus.empty() ? "" : " · PCI " + bus);
+      out += device_state(lab.device);
       break;
     }
+  out += throttled_timings(run);
 
   for (const auto& lab : run.labs) {
     out += "\n" + paint(fmt::format("{} · {}", lab.id, lab.title), bold);

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -156,6 +157,32 @@ std::string inspect_buffers(const Launchable& l, int set, Rng* rng) {
   return fmt::format("{}", fmt::join(problems, "; "));
 }
 
+// The harness's host data that the checks of `set` rely on: the inputs' originals, the expected
+// contents of exact outputs, the words patched into both, and what the driver adds (host_data).
+std::vector<HostRegion> host_regions(const Launchable& l, int set) {
+  std::vector<HostRegion> regions;
+  std::vector<std::pair<const Buffer*, std::string>> names;
+  auto add_patches = [&](const WordPatches* p, const std::string& what) {
+    if (p && !p->empty()) regions.push_back({p->data(), p->size() * sizeof(p->front()), what});
+  };
+  if (l.watched)
+    for (const Watched& w : l.watched(set)) {
+      names.emplace_back(w.buffer, w.name);
+      if (w.original) regions.push_back({w.original, w.buffer->size(), "the harness's copy of input " + w.name});
+      add_patches(w.patches, "the words the harness patched into input " + w.name);
+    }
+  if (l.exact_outputs)
+    for (const ExactOutput& o : l.exact_outputs(set)) {
+      const auto named = std::find_if(names.begin(), names.end(), [&](const auto& n) { return n.first == o.buffer; });
+      const std::string name = named == names.end() ? "an output" : "output " + named->second;
+      regions.push_back({o.expected, o.buffer->size(), "the expected contents of " + name});
+      add_patches(o.patches, "the words patched into the expected contents of " + name);
+    }
+  if (l.host_data)
+    for (HostRegion& r : l.host_data(set)) regions.push_back(std::move(r));
+  return regions;
+}
+
 // A random pick from 0..count-1 other than `not_this`.
 int pick_other(Rng& rng, int count, int not_this) {
   const int pick = static_cast<int>(rng.integer(0, count - 2));
@@ -218,7 +245,15 @@ class CaseRun {
       if (!launch_checked(0, false, "")) return result_;
       if (c_.timing) {
         const auto started = std::chrono::steady_clock::now();
-        const bool timed = time_launches();
+        // Timed again once, after a cool-down, when the GPU throttled for power or heat meanwhile.
+        const bool timed = time_with_telemetry(
+            ctx_.monitor, [&] { return time_launches(); },
+            [&] {
+              samples_.clear();
+              baseline_samples_.clear();
+              launches_ = 0;  // the second run has its full check too
+            },
+            result_.telemetry);
         result_.timed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         if (!timed) return result_;
       }
@@ -239,8 +274,17 @@ class CaseRun {
     return false;
   }
 
-  // After a launch of `set`: guards, inputs, then the output (cheaply for warm-up and timed launches).
+  // Before student code runs on `set`: checksums of the harness's host data, where the device's
+  // kernels can reach host memory.
+  void watch_host(int set) {
+    if (ctx_.watch_host_memory) host_watch_.take(host_regions(l_, set));
+  }
+
+  // After a launch of `set`: the harness's host data, guards, inputs, then the output (cheaply for
+  // warm-up and timed launches).
   bool verify(int set, bool quick, const std::string& which) {
+    if (const auto changed = host_watch_.changed(); !changed.empty())
+      return fail(describe_host_write(changed), describe_host_write(changed), "buffer_violation");
     if (const std::string problem = inspect_buffers(l_, set, quick ? &samples_rng_ : nullptr); !problem.empty())
       return fail(which + problem, which + problem, "buffer_violation");
     if (quick && l_.exact_outputs) {
@@ -259,6 +303,7 @@ class CaseRun {
 
   bool launch_checked(int set, bool quick, const std::string& which) {
     l_.prepare(set);
+    watch_host(set);
     if (ctx_.profiled) ctx_.device.begin_profiled_region();
     l_.launch(set);
     ctx_.device.synchronize();
@@ -269,6 +314,7 @@ class CaseRun {
   // One timed launch of `set` after a cache flush, then (every other time) one of the baseline.
   bool timed_pair(int set, int number, int of) {
     l_.prepare(set);
+    watch_host(set);
     ctx_.device.flush_caches();
     samples_.push_back(ctx_.device.time([&] { l_.launch(set); }).counted_ms());
     if (!verify(set, sampled_next(),
@@ -299,7 +345,8 @@ class CaseRun {
   }
 
   bool time_launches() {
-    TimingPlan plan(ctx_, c_, l_);
+    if (!plan_) plan_.emplace(ctx_, c_, l_);  // a second run goes on with its sets' contents and random stream
+    TimingPlan& plan = *plan_;
     full_check_at_ = plan.full_check;
     for (int i = 0; i < plan.warmup; ++i) {
       if (!launch_checked(plan.next_set(), sampled_next(), "the output of a warm-up launch is wrong: ")) return false;
@@ -337,7 +384,9 @@ class CaseRun {
   CaseResult result_;
   std::vector<double> samples_, baseline_samples_;
   int launches_ = 0, full_check_at_ = 0;  // warm-up and timed launches so far; the one checked whole
-  Rng samples_rng_;                       // where sampled checks look: seeded, not predictable by student code
+  std::optional<TimingPlan> plan_;
+  HostWatch host_watch_;
+  Rng samples_rng_;  // where sampled checks look: seeded, not predictable by student code
 };
 
 }  // namespace

@@ -15,10 +15,12 @@
 
 #include "gpulab/compare.hpp"
 #include "gpulab/device.hpp"
+#include "gpulab/host_watch.hpp"
 #include "gpulab/manifest.hpp"
 #include "gpulab/metrics.hpp"
 #include "gpulab/random.hpp"
 #include "gpulab/results.hpp"
+#include "gpulab/telemetry.hpp"
 
 namespace gpulab {
 
@@ -39,6 +41,11 @@ struct RunContext {
   std::optional<double> bound = {};
   // Each case's first launch runs inside the device's profiled region (gpulab check --profile).
   bool profiled = false;
+  // The GPU's telemetry (NVML), sampled over each timing case's launches; null: none.
+  GpuMonitor* monitor = nullptr;
+  // The device's kernels reach the runner's host memory (host_watch.hpp): the harness's host data
+  // is checksummed around every launch.
+  bool watch_host_memory = false;
   // The case's own random stream: the same for the same run seed, lab, task and case.
   Rng rng(const Task& task, const Case& c) const { return Rng(derive_seed(run_seed, manifest.id, task.name, c.name)); }
   // The stream a case's inputs are drawn from: a timing case's are the same for every task of a run
@@ -149,6 +156,10 @@ struct Launchable {
   // row and a result cached by pointer is stale. Set i starts with contents i. Empty: contents stay.
   std::function<void(int set, int content)> load;
   double work = 0;  // what one launch must do, in the driver's rate unit
+  // Host data of the driver's that its checks rely on besides the inputs' originals and the exact
+  // outputs (e.g. a reference compared within a tolerance): checksummed around every launch where
+  // the device reaches host memory. Empty: none.
+  std::function<std::vector<HostRegion>(int set)> host_data;
   // The least a correct launch must do, for the speed of light: bytes read and written, flops.
   double least_bytes = 0;
   double flops = 0;

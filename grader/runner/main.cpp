@@ -16,7 +16,9 @@
 
 #include "gpulab/device.hpp"
 #include "gpulab/exit_status.hpp"
+#include "gpulab/host_watch.hpp"
 #include "gpulab/results.hpp"
+#include "gpulab/telemetry.hpp"
 #include "lab_driver.hpp"
 
 namespace gpulab {
@@ -58,6 +60,7 @@ void record_timing(TaskResult& r, const CaseResult& cr, const Calibration& calib
   r.ratios = ratios_of(*r.rate, same_time);
   if (auto it = r.ratios.find(r.metric); it != r.ratios.end()) r.ratio = it->second;
   r.borderline = cr.borderline;
+  r.telemetry = cr.telemetry;
 }
 
 // The status of a task whose cases all ran: a finding, wrong cases, or the threshold decides it.
@@ -330,6 +333,30 @@ Calibration calibrate(const RunContext& ctx, LabDriver& driver, const Case& timi
   return calibration;
 }
 
+// The "device" event: what the device is, how its kernels reach host memory (empty: they do not),
+// and the GPU's state at the start, or why there is no telemetry.
+nlohmann::json device_event(const DeviceInfo& info, GpuMonitor* monitor, const std::string& no_telemetry,
+                            const std::string& host_access) {
+  nlohmann::json event = {{"event", "device"},
+                          {"backend", info.backend},
+                          {"index", info.index},
+                          {"name", info.name},
+                          {"platform", info.platform},
+                          {"details", info.details},
+                          {"bus_id", info.bus_id},
+                          {"class", to_string(info.device_class)},
+                          {"host_memory_access", host_access}};
+  if (!monitor) {
+    event["telemetry"] = "unavailable: " + no_telemetry;
+  } else if (const auto state = monitor->state()) {
+    event["telemetry"] = "NVML";
+    event["gpu_state"] = *state;
+  } else {
+    event["telemetry"] = "NVML, but the first reading failed";
+  }
+  return event;
+}
+
 // Every selected task fails with the compile error of the student's device code.
 void report_compile_error(const std::vector<const Task*>& tasks, const CompileError& e, Progress& progress) {
   for (const Task* t : tasks) {
@@ -363,14 +390,11 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
   device->set_guard_zones(secrets.cases != Cases::sanitize);
   set_student_buffer_guards(secrets.cases != Cases::sanitize);
   const DeviceInfo& info = device->info();
-  progress.emit({{"event", "device"},
-                 {"backend", info.backend},
-                 {"index", info.index},
-                 {"name", info.name},
-                 {"platform", info.platform},
-                 {"details", info.details},
-                 {"bus_id", info.bus_id},
-                 {"class", to_string(info.device_class)}});
+  // The GPU's telemetry (NVML) where there is one, and whether kernels reach host memory.
+  std::string no_telemetry;
+  const std::unique_ptr<GpuMonitor> monitor = open_nvml_monitor(info.bus_id, no_telemetry);
+  const std::string host_access = host_memory_access(info, monitor ? monitor->addressing_mode() : "");
+  progress.emit(device_event(info, monitor.get(), no_telemetry, host_access));
 
   // Calibrating alone needs none of the student's device code: the calibrations are the harness's.
   if (!secrets.calibrate_only) try {
@@ -382,6 +406,8 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
 
   RunContext ctx{*device, manifest, seed, [&progress] { progress.emit({{"event", "heartbeat"}}); }, pictures_dir};
   ctx.profiled = secrets.cases == Cases::profile;
+  ctx.monitor = monitor.get();
+  ctx.watch_host_memory = !host_access.empty();
   auto driver = make_lab_driver();
   Calibration calibration;
   const auto cases = manifest.cases_for(info.device_class);

@@ -31,7 +31,7 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 DeviceInfo pocl() {
-  return {"opencl", 0, "pthread-cpu", "Portable Computing Language", "OpenCL 3.0 PoCL 6.0", DeviceClass::cpu, ""};
+  return {"opencl", 0, "pthread-cpu", "Portable Computing Language", "OpenCL 3.0 PoCL 6.0", DeviceClass::cpu, "", ""};
 }
 
 // A lab timed on a CPU device: the cache keys on its timing case. Which one does not matter: the

@@ -39,6 +39,10 @@ struct DeviceInfo {
   std::string details;   // compute capability / OpenCL version, memory, compute units
   DeviceClass device_class = DeviceClass::gpu;
   std::string bus_id;  // PCI address "0000:19:00.0" of a GPU; empty where the driver does not say
+  // How kernels can reach the process's pageable host memory through a plain address (a CPU device,
+  // HMM or ATS), so that no API call stands between a kernel and the harness's host data; empty
+  // where the backend says they cannot (host_watch.hpp).
+  std::string host_memory_access;
 };
 
 // An error after which the device cannot be used any more in this process (a CUDA kernel fault

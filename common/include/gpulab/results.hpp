@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpulab/stats.hpp"
+#include "gpulab/telemetry.hpp"
 
 namespace gpulab {
 
@@ -52,6 +53,9 @@ struct CaseResult {
   // Host seconds in the warm-up and timed launches (with their sampled checks and the interleaved
   // baseline): the rest of a timing case's time is its inputs, reference and first, fully checked launch.
   double timed_s = 0;
+  // The GPU's clocks, temperature, power and throttle reasons over the timed launches (NVML), and
+  // whether throttling made the runner time them again; empty without NVML or without timing.
+  std::optional<TimingTelemetry> telemetry;
   // Work per second, in units of 1e9 (GB/s, GFLOP/s, Gkeys/s, Giter/s), from the median time.
   std::optional<double> rate() const;
 };
@@ -82,6 +86,8 @@ struct TaskResult {
   // "sanitizer" (compute-sanitizer) or "divergent_barrier" (the static barrier check).
   std::string finding;
   bool borderline = false;  // the ratio was within a few percent of the threshold
+  // The timed case's telemetry (CaseResult::telemetry).
+  std::optional<TimingTelemetry> telemetry;
   std::vector<CaseResult> cases;
 };
 
