@@ -238,8 +238,9 @@ std::string timed_failure(AuditPlan& plan, const RunRequest& req) {
 }
 
 // Builds and grades one mutant in `lab_src` (which holds it), cheapest check first: the static
-// barrier check, the correctness cases, then (with timing) cases, thresholds and hidden cases, and
-// the sanitizer gate. Says what killed it, if anything.
+// barrier check (a barrier it proves divergent fails its task, as in grading; a mere warning kills
+// nothing), the correctness cases, then (with timing) cases, thresholds and hidden cases, and the
+// sanitizer gate. Says what killed it, if anything.
 std::string kill_reason(AuditPlan& plan, const fs::path& lab_src, const fs::path& work, bool& invalid) {
   const BuildResult build = build_lab(plan.tc, plan.m, plan.o.backend, lab_src, work / "build");
   if (!build.ok) {

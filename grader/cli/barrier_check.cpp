@@ -1125,10 +1125,11 @@ namespace {
 // The words that make a function one whose races and barriers the sanitizer gate should see.
 bool shared_or_barrier_word(const std::vector<Token>& t, std::size_t k) {
   const std::string& s = t[k].text;
-  if (barrier_name(s) || one_of(s, {"__shared__", "__local", "__syncwarp", "asm", "__asm__", "__asm",
+  if (barrier_name(s) || one_of(s, {"__shared__", "__local", "__syncwarp", "__barrier_sync", "asm", "__asm__", "__asm",
                                     "this_thread_block", "__pipeline_wait_prior", "memcpy_async"}))
     return true;
-  return s == "sync" && k > 0 && (t[k - 1].text == "." || t[k - 1].text == "->");  // cooperative groups
+  // Cooperative groups: block.sync(), cg::sync(block).
+  return s == "sync" && k > 0 && (t[k - 1].text == "." || t[k - 1].text == "->" || t[k - 1].text == "::");
 }
 
 bool identifier_like(const std::string& s) {

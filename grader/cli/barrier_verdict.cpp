@@ -25,7 +25,8 @@ TaskResult unsafe_result(const Manifest& manifest, const std::string& task,
   std::string details;
   for (std::size_t i = 1; i < found.size(); ++i) details += "also " + line_of(*found[i]) + "\n";
   r.details = details +
-              "Not run: a barrier that not every thread reaches hangs or races on a GPU (and on a CPU usually shows "
+              "Not run (unsafe code): a barrier that not every thread reaches hangs or races on a GPU (and on a CPU "
+              "usually shows "
               "nothing), so this task scores 0 on every device until the barrier is reached by all.";
   return r;
 }

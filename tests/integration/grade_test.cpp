@@ -813,6 +813,11 @@ TEST_CASE(
   CHECK(erin["score"] == 0.0);
   const std::string csv = read_file(b.out / "grades.csv");
   CHECK(csv.find(graded_lab().id + "/naive: divergent_barrier") != std::string::npos);
+  const json gradescope = json::parse(read_file(b.out / "students" / "erin" / "results.json"));
+  REQUIRE(!gradescope["tests"].empty());
+  CHECK(gradescope["tests"][0]["status"] == "failed");
+  CHECK(gradescope["tests"][0]["score"] == 0.0);
+  CHECK(gradescope["tests"][0]["output"].get<std::string>().find("unsafe code") != std::string::npos);
   const std::string feedback = read_file(b.out / "students" / "erin" / "feedback.txt");
   CHECK(feedback.find("unsafe code") != std::string::npos);
   CHECK(feedback.find("transpose.cl:21") != std::string::npos);

@@ -139,6 +139,13 @@ void run_hidden(const float* in, float* out, int n) { Launch table[] = {nullptr}
   map = cli::map_kernels(two_task_lab(), {{"smooth.cu", pasted}});
   CHECK(map.shared_or_barrier_elsewhere);
   CHECK(map.tasks.at("plain").shared_or_barrier);
+  // Cooperative groups' block barrier, or a PTX one, is a barrier too.
+  for (const char* sync : {"cg::sync(cg::this_thread_block())", "block.sync()", "asm volatile(\"bar.sync 0;\")"}) {
+    map = cli::map_kernels(
+        two_task_lab(),
+        {{"smooth.cu", replaced(kCuda, "out[i] = load(in, i);", std::string("{ ") + sync + "; out[i] = 0; }")}});
+    CHECK_MESSAGE(map.tasks.at("plain").shared_or_barrier, sync);
+  }
 }
 
 TEST_CASE("every task of every reference solution reaches a kernel on both backends, so each verdict has a task") {
