@@ -16,8 +16,10 @@
 #   make docs [EDITION=student]     the lecture companion (docs/) as a site in build/site
 #   make bench-docs                 measure the solutions on this device into docs/measured/
 #   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB=..] [BACKEND=..]
-#              [LEADERBOARD=1] [DEADLINES=due.csv] [HIDDEN_VISIBILITY=after_due_date]
-#                                   batch-grade one folder or archive per student (gpulab grade --help)
+#              [LEADERBOARD=1] [DEADLINES=due.csv] [HIDDEN_VISIBILITY=after_due_date] [SANITIZE=1|0]
+#                                   batch-grade one folder or archive per student (gpulab grade --help); on
+#                                   CUDA the sanitizer gate runs racecheck and synccheck by default on the
+#                                   tasks with shared memory or barriers; SANITIZE=1 every tool and task, SANITIZE=0 off
 #   make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=20]
 #                                   pairs of students with similar lab files: OUT/similarity/index.html
 #   make student-release OUT=dir    the repository students clone: no solutions/, no hidden cases
@@ -88,14 +90,15 @@ check: check-run
 OUT ?= results
 grade_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) $(if $(BACKEND),--backend $(BACKEND)) \
   $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-  $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate) $(if $(SANITIZE),--sanitize) \
+  $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate) \
+  $(if $(filter 0,$(SANITIZE)),--no-sanitize,$(if $(SANITIZE),--sanitize)) \
   $(if $(LEADERBOARD),--leaderboard) $(if $(HIDDEN_VISIBILITY),--hidden-visibility $(HIDDEN_VISIBILITY)) \
   $(if $(DEADLINES),--deadlines "$(DEADLINES)") \
   $(if $(SLURM),--slurm $(if $(PARTITION),--partition "$(PARTITION)") $(if $(GRES),--gres "$(GRES)") \
     $(if $(SLURM_TIME),--time "$(SLURM_TIME)") $(if $(ARRAY_CHUNK),--array-chunk $(ARRAY_CHUNK)) $(if $(STATUS),--status))
 
 grade: harness
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1] [SLURM=1 [PARTITION=p] [GRES=gpu:1] [SLURM_TIME=2:00:00] [ARRAY_CHUNK=10] [STATUS=1]]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1] [SANITIZE=1|0] [SLURM=1 [PARTITION=p] [GRES=gpu:1] [SLURM_TIME=2:00:00] [ARRAY_CHUNK=10] [STATUS=1]]"; exit 2; }
 	@$(BUILD)/gpulab grade $(grade_args)
 
 similarity_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) \

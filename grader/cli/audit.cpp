@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "barrier_check.hpp"
+#include "barrier_verdict.hpp"
 #include "files.hpp"
 #include "gpulab/device.hpp"
 #include "gpulab/parallel.hpp"
@@ -237,14 +238,22 @@ std::string timed_failure(AuditPlan& plan, const RunRequest& req) {
 }
 
 // Builds and grades one mutant in `lab_src` (which holds it), cheapest check first: the static
-// barrier check, the correctness cases, then (with timing) cases, thresholds and hidden cases, and
-// the sanitizer gate. Says what killed it, if anything.
+// barrier check (a barrier it proves divergent fails its task, as in grading; a mere warning kills
+// nothing), the correctness cases, then (with timing) cases, thresholds and hidden cases, and the
+// sanitizer gate. Says what killed it, if anything.
 std::string kill_reason(AuditPlan& plan, const fs::path& lab_src, const fs::path& work, bool& invalid) {
   const BuildResult build = build_lab(plan.tc, plan.m, plan.o.backend, lab_src, work / "build");
-  if (!build.warnings.empty()) return "static barrier check: " + warning_lines(build.warnings).front();
   if (!build.ok) {
     invalid = true;
     return "does not build: " + build.message;
+  }
+  // As in grading: a barrier the check proves divergent fails the tasks that run it; others only warn.
+  const std::vector<std::string> tasks = select_tasks(plan.m, {});
+  const BarrierVerdicts verdicts = barrier_verdicts(plan.m, plan.o.backend, lab_src, tasks, build.warnings);
+  if (!verdicts.unsafe.empty()) {
+    LabRun unsafe;
+    add_unsafe_tasks(unsafe, tasks, verdicts);
+    return "static barrier check: " + first_failure(unsafe);
   }
   {
     std::shared_lock shared(plan.device_lock);

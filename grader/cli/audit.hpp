@@ -1,7 +1,7 @@
 // The mutation audit (`gpulab audit`, `make audit`): how strong is each lab's grading? Mutants of the
 // lab's reference solution, each one plausible student mistake, are graded like a submission; a
 // mutant is killed when some case, threshold, guard zone, the sanitizer gate or the static barrier
-// check rejects it. A survivor needs a new case, or a line in the lab's mutants.toml saying why it
+// check (a barrier it proves divergent) rejects it. A survivor needs a new case, or a line in the lab's mutants.toml saying why it
 // is equivalent (it cannot change any result).
 //
 // Mutants come from two places: generic rules applied to every kernel file (remove each barrier;

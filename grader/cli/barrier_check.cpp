@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 
 namespace gpulab::cli {
@@ -198,11 +199,28 @@ bool barrier_name(const std::string& s) {
 
 bool opencl_barrier(const std::string& s) { return s == "barrier" || s == "work_group_barrier"; }
 
-// What differs from thread to thread within a block (work-group) by construction.
-bool thread_source(const std::string& s) {
+// What differs from thread to thread within a block (work-group) by construction: an index.
+bool thread_index(const std::string& s) {
   return one_of(s, {"threadIdx", "get_local_id", "get_global_id", "get_local_linear_id", "get_global_linear_id",
-                    "get_sub_group_local_id", "laneid", "lane_id", "__lane_id", "thread_rank", "thread_index"}) ||
-         s.rfind("atomic", 0) == 0;  // each thread gets its own old value back
+                    "get_sub_group_local_id", "laneid", "lane_id", "__lane_id", "thread_rank", "thread_index"});
+}
+
+// Each thread gets its own old value back, which may still be the same for all (an atomic read).
+bool atomic_result(const std::string& s) { return s.rfind("atomic", 0) == 0; }
+
+// What the collectives give back: the same value in the whole block (a block vote or reduction:
+// uniform), or the same in a warp (sub-group) at most, or another thread's value (a shuffle): a
+// value that may or may not differ between the threads of a block.
+enum class Collective { none, block, warp };
+Collective collective(const std::string& s) {
+  if (one_of(s, {"__syncthreads_or", "__syncthreads_and", "__syncthreads_count", "work_group_broadcast",
+                 "work_group_all", "work_group_any"}) ||
+      s.rfind("work_group_reduce_", 0) == 0)
+    return Collective::block;
+  for (const char* prefix :
+       {"__shfl", "__ballot", "__all", "__any", "__reduce_", "__match", "__activemask", "sub_group_"})
+    if (s.rfind(prefix, 0) == 0) return Collective::warp;
+  return Collective::none;
 }
 
 bool assignment_op(const std::string& s) {
@@ -335,20 +353,44 @@ std::vector<FunctionBody> find_functions(const std::vector<Token>& t, const std:
 
 enum class Construct { branch, loop, switch_ };
 
+// How sure the check is that a value differs between the threads of a block: not at all
+// (uniform), maybe (through memory, an atomic, another thread's value, an assignment under a
+// thread-dependent condition or to a uniform value somewhere), or sure: computed from the
+// thread's index by arithmetic alone.
+enum Level { uniform = 0, maybe = 1, sure = 2 };
+
+// What a value reads that depends on the thread: the level of its thread indices and atomics, and
+// the thread-dependent variables it reads (their keys), each with whether it is read through memory.
+struct Reads {
+  int direct = uniform;
+  std::vector<std::pair<std::string, bool>> variables;
+};
+
+// An assignment of a variable, for the second look (which variables are surely thread-dependent).
+struct Assignment {
+  std::string variable;    // its key
+  Reads value;             // of the right-hand side
+  bool compound = false;   // +=, -=, ...: the old value goes on
+  bool uncertain = false;  // under a thread-dependent condition: some threads assign, others keep the old value
+};
+
 struct Context {
   Construct kind = Construct::branch;
   bool divergent = false;
+  int level = uniform;                       // how sure the check is that its condition differs between threads
   std::string condition;                     // the test as written
   std::string phrase;                        // "under `if (...)`", "in the loop `for (...)`"
   std::size_t body_begin = 0, body_end = 0;  // loops: the body's tokens
   // Loops: the first break or continue taken under a thread-dependent condition inside.
   std::size_t exit = npos;
   std::string exit_condition, exit_phrase;
+  bool exit_proven = false;
 };
 
 struct PendingReturn {
   std::size_t token;
   std::string condition, phrase;
+  bool proven = false;
   std::vector<std::pair<std::size_t, std::size_t>> loops;  // the enclosing loops' bodies
 };
 
@@ -410,17 +452,25 @@ class FunctionCheck {
   void assignments(std::size_t b, std::size_t e);
   std::size_t operand_end(std::size_t k, std::size_t e) const;
   std::size_t assigned_name(std::size_t op, bool& direct) const;
+  std::string assigned_key(std::size_t name, bool direct) const;
   void mark(std::size_t name, bool direct, bool value);
-  bool depends_on_thread(std::size_t b, std::size_t e) const;
+  void reads(std::size_t b, std::size_t e, bool through_memory, Reads& out) const;
+  int level(const Reads& r) const;
+  int level(std::size_t b, std::size_t e) const;
+  bool depends_on_thread(std::size_t b, std::size_t e) const { return level(b, e) > uniform; }
+  void settle_sure_variables();
   std::string resolve(const std::string& name) const;
   const Context* outermost_divergent() const;
+  const Context* outermost_proof() const;
   const Context* innermost_divergent(std::size_t from) const;
+  static bool proves(const Context* c) { return c && c->kind != Construct::loop && c->level == sure; }
 
+  void walk();
   void check_barrier(std::size_t k);
   void finish_loop(const Context& c);
   void finish_returns();
   void report(std::size_t line_token, std::size_t barrier, const char* kind, const std::string& condition,
-              const std::string& summary, const std::string& word);
+              const std::string& summary, const std::string& word, bool proven);
 
   const std::vector<Token>& t_;
   const std::vector<std::size_t>& partner_;
@@ -428,6 +478,8 @@ class FunctionCheck {
   FunctionBody f_;
   std::vector<std::size_t> barriers_;
   std::set<std::string> tainted_, shared_;
+  std::set<std::string> sure_;  // of tainted_: surely thread-dependent (settle_sure_variables)
+  std::vector<Assignment> assignments_;
   std::vector<std::map<std::string, std::string>> scopes_;
   std::vector<Context> stack_;
   std::vector<PendingReturn> returns_;
@@ -460,20 +512,29 @@ bool FunctionCheck::lambda_brace(std::size_t k) const {
   return t_[partner_[k - 1] - 1].text == "]";
 }
 
+void FunctionCheck::walk() {
+  changed_ = false;
+  findings_.clear();
+  returns_.clear();
+  assignments_.clear();
+  stack_.clear();
+  scopes_.assign(1, {});
+  block(f_.open);
+  finish_returns();
+}
+
 std::vector<BarrierFinding> FunctionCheck::run() {
   if (barriers_.empty()) return {};
   // Taint only grows, so this ends; each pass sees the previous one's taint, and the last pass,
   // which changed nothing, saw the final taint throughout.
   for (int pass = 0; pass < 64; ++pass) {
-    changed_ = false;
-    findings_.clear();
-    returns_.clear();
-    stack_.clear();
-    scopes_.assign(1, {});
-    block(f_.open);
-    finish_returns();
+    walk();
     if (!changed_) break;
   }
+  // Then which of the tainted variables are surely thread-dependent, and one more walk that knows
+  // it: a finding is proven when a condition on such a value (or a thread index) guards the barrier.
+  settle_sure_variables();
+  walk();
   return findings_;
 }
 
@@ -560,7 +621,8 @@ std::size_t FunctionCheck::if_statement(std::size_t i) {
   const std::size_t close = after(open) - 1;
   expression(open + 1, close);
   Context c;
-  c.divergent = !constant && depends_on_thread(open + 1, close);
+  c.level = constant ? uniform : level(open + 1, close);
+  c.divergent = c.level > uniform;
   c.condition = source(open + 1, close);
   const std::string header = shorten(fmt::format("if {}({})", constant ? "constexpr " : "", c.condition));
   c.phrase = fmt::format("under `{}`", header);
@@ -600,7 +662,8 @@ std::size_t FunctionCheck::for_statement(std::size_t i) {
     cond_begin = colon + 1;
   }
   expression(cond_begin, cond_end);
-  c.divergent = depends_on_thread(cond_begin, cond_end);
+  c.level = level(cond_begin, cond_end);
+  c.divergent = c.level > uniform;
   c.condition = source(cond_begin, cond_end);
   c.phrase = fmt::format("in the loop `{}`", shorten("for (" + source(open + 1, close) + ")"));
   std::size_t next = close + 1;
@@ -626,7 +689,8 @@ Context FunctionCheck::condition_context(Construct kind, std::size_t b, std::siz
                                          const char* phrase) const {
   Context c;
   c.kind = kind;
-  c.divergent = depends_on_thread(b, e);
+  c.level = level(b, e);
+  c.divergent = c.level > uniform;
   c.condition = source(b, e);
   c.phrase = fmt::format(fmt::runtime(phrase), shorten(fmt::format(fmt::runtime(header), c.condition)));
   return c;
@@ -677,7 +741,7 @@ std::size_t FunctionCheck::jump_statement(std::size_t i) {
   if (w == "return") {
     const Context* c = lambda_depth_ == 0 ? innermost_divergent(0) : nullptr;
     if (c) {
-      PendingReturn r{i, c->condition, c->phrase, {}};
+      PendingReturn r{i, c->condition, c->phrase, proves(c), {}};
       for (const auto& s : stack_)
         if (s.kind == Construct::loop) r.loops.emplace_back(s.body_begin, s.body_end);
       returns_.push_back(std::move(r));
@@ -697,6 +761,7 @@ std::size_t FunctionCheck::jump_statement(std::size_t i) {
     loop.exit = i;
     loop.exit_condition = c->condition;
     loop.exit_phrase = c->phrase;
+    loop.exit_proven = proves(c);
   }
   return next;
 }
@@ -808,8 +873,12 @@ void FunctionCheck::declare(const std::vector<Declarator>& ds, bool shared) {
       continue;
     }
     const bool initialised = d.init_end > d.init_begin;
-    if (initialised && (depends_on_thread(d.init_begin, d.init_end) || innermost_divergent(0)))
-      changed_ |= tainted_.insert(key).second;
+    if (!initialised) continue;
+    const bool uncertain = innermost_divergent(0) != nullptr;
+    if (uncertain || depends_on_thread(d.init_begin, d.init_end)) changed_ |= tainted_.insert(key).second;
+    Assignment a{key, {}, false, uncertain};
+    reads(d.init_begin, d.init_end, false, a.value);
+    assignments_.push_back(std::move(a));
   }
 }
 
@@ -842,17 +911,24 @@ std::size_t FunctionCheck::assigned_name(std::size_t op, bool& direct) const {
   return j > 0 && t_[j - 1].ident && !statement_keyword(t_[j - 1].text) ? j - 1 : npos;
 }
 
+// The key of the variable an assignment writes, or "" for one that carries no thread dependence:
+// a __shared__ variable, or memory written through a parameter (keys[i] = ...), not the pointer.
+std::string FunctionCheck::assigned_key(std::size_t name, bool direct) const {
+  const std::string key = resolve(t_[name].text);
+  if (shared_.count(key) || (!direct && key.find('@') == std::string::npos)) return {};
+  return key;
+}
+
 void FunctionCheck::mark(std::size_t name, bool direct, bool value) {
   if (!value) return;
-  const std::string key = resolve(t_[name].text);
-  if (shared_.count(key)) return;
-  // Writing an element through a parameter (keys[i] = ...) changes memory, not the pointer.
-  if (!direct && key.find('@') == std::string::npos) return;
-  changed_ |= tainted_.insert(key).second;
+  if (const std::string key = assigned_key(name, direct); !key.empty()) changed_ |= tainted_.insert(key).second;
 }
 
 void FunctionCheck::assignments(std::size_t b, std::size_t e) {
   const bool under_divergence = innermost_divergent(0) != nullptr;
+  auto record = [&](std::size_t name, bool direct, Assignment a) {
+    if (a.variable = assigned_key(name, direct); !a.variable.empty()) assignments_.push_back(std::move(a));
+  };
   for (std::size_t k = b; k < e;) {
     if (lambda_brace(k)) {
       k = after(k);
@@ -862,28 +938,87 @@ void FunctionCheck::assignments(std::size_t b, std::size_t e) {
     bool direct = true;
     if (assignment_op(s)) {
       const std::size_t end = operand_end(k + 1, e);
-      if (const std::size_t name = assigned_name(k, direct); name != npos)
+      if (const std::size_t name = assigned_name(k, direct); name != npos) {
         mark(name, direct, under_divergence || depends_on_thread(k + 1, end));
+        Assignment a{{}, {}, s != "=", under_divergence};
+        reads(k + 1, end, false, a.value);
+        record(name, direct, std::move(a));
+      }
     } else if ((s == "++" || s == "--") && under_divergence) {
-      if (k > b && t_[k - 1].ident) mark(k - 1, true, true);
-      if (k + 1 < e && t_[k + 1].ident) mark(k + 1, true, true);
+      for (const std::size_t name : {k - 1, k + 1})
+        if (name >= b && name < e && t_[name].ident) {
+          mark(name, true, true);
+          record(name, true, Assignment{{}, {}, true, true});
+        }
     }
     ++k;
   }
 }
 
-bool FunctionCheck::depends_on_thread(std::size_t b, std::size_t e) const {
+// What [b, e) reads that depends on the thread. Subscripts read memory: the value found there may
+// be the same for every thread even at a thread's own index. Block collectives are uniform; warp
+// collectives and shuffles give what some other thread holds.
+void FunctionCheck::reads(std::size_t b, std::size_t e, bool through_memory, Reads& out) const {
   for (std::size_t k = b; k < e && k < t_.size();) {
     if (lambda_brace(k)) {
       k = after(k);
       continue;
     }
     const Token& tok = t_[k];
+    if (tok.text == "[") {
+      const std::size_t close = std::min(partner_[k] == npos ? e : partner_[k], e);
+      reads(k + 1, close, true, out);
+      k = close + 1;
+      continue;
+    }
     const bool member = k > 0 && (t_[k - 1].text == "." || t_[k - 1].text == "->");
-    if (tok.ident && !member && (thread_source(tok.text) || tainted_.count(resolve(tok.text)))) return true;
+    if (tok.ident && !member && text(k + 1) == "(" && collective(tok.text) != Collective::none) {
+      const std::size_t close = std::min(after(k + 1), e);
+      if (collective(tok.text) == Collective::warp) reads(k + 2, close > 0 ? close - 1 : close, true, out);
+      k = close;
+      continue;
+    }
+    if (tok.ident && !member) {
+      if (thread_index(tok.text))
+        out.direct = std::max<int>(out.direct, through_memory ? maybe : sure);
+      else if (atomic_result(tok.text))
+        out.direct = std::max<int>(out.direct, maybe);
+      else if (const std::string key = resolve(tok.text); tainted_.count(key))
+        out.variables.emplace_back(key, through_memory);
+    }
     ++k;
   }
-  return false;
+}
+
+int FunctionCheck::level(const Reads& r) const {
+  int l = r.direct;
+  for (const auto& [key, through_memory] : r.variables)
+    l = std::max<int>(l, !through_memory && sure_.count(key) ? sure : maybe);
+  return l;
+}
+
+int FunctionCheck::level(std::size_t b, std::size_t e) const {
+  Reads r;
+  reads(b, e, false, r);
+  return level(r);
+}
+
+// A tainted local variable is surely thread-dependent unless one of its assignments may leave it the
+// same for every thread: one under a thread-dependent condition, or a plain one of a value that is
+// not surely thread-dependent itself. Parameters and globals start uniform, so they never are. The
+// largest such set: start from every local and drop the doubtful until nothing changes.
+void FunctionCheck::settle_sure_variables() {
+  sure_.clear();
+  for (const auto& key : tainted_)
+    if (key.find('@') != std::string::npos) sure_.insert(key);
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (const auto& a : assignments_)
+      if (sure_.count(a.variable) && (a.uncertain || (!a.compound && level(a.value) < sure))) {
+        sure_.erase(a.variable);
+        dropped = true;
+      }
+  }
 }
 
 std::string FunctionCheck::resolve(const std::string& name) const {
@@ -898,6 +1033,14 @@ const Context* FunctionCheck::outermost_divergent() const {
   return nullptr;
 }
 
+// The outermost if, else or switch whose condition is surely thread-dependent: some threads take it
+// and some do not. A loop's condition proves nothing: its trip count may still be the same for all.
+const Context* FunctionCheck::outermost_proof() const {
+  for (const auto& c : stack_)
+    if (proves(&c)) return &c;
+  return nullptr;
+}
+
 const Context* FunctionCheck::innermost_divergent(std::size_t from) const {
   for (std::size_t k = stack_.size(); k > from; --k)
     if (stack_[k - 1].divergent) return &stack_[k - 1];
@@ -907,7 +1050,7 @@ const Context* FunctionCheck::innermost_divergent(std::size_t from) const {
 // ---- findings
 
 void FunctionCheck::report(std::size_t line_token, std::size_t barrier, const char* kind, const std::string& condition,
-                           const std::string& summary, const std::string& word) {
+                           const std::string& summary, const std::string& word, bool proven) {
   BarrierFinding f;
   f.line = t_[line_token].line;
   f.kernel = f_.name;
@@ -917,15 +1060,17 @@ void FunctionCheck::report(std::size_t line_token, std::size_t barrier, const ch
   f.condition = condition;
   f.summary = summary;
   f.message = lesson(kind, opencl_barrier(t_[barrier].text), word);
+  f.proven = proven;
   findings_.push_back(std::move(f));
 }
 
 void FunctionCheck::check_barrier(std::size_t k) {
-  const Context* c = outermost_divergent();
+  const Context* proof = outermost_proof();
+  const Context* c = proof ? proof : outermost_divergent();
   if (!c) return;
   const char* word = c->kind == Construct::loop ? "" : c->kind == Construct::switch_ ? "switch" : "if";
   report(k, k, c->kind == Construct::loop ? kLoop : kCondition, c->condition,
-         fmt::format("{} {}", barrier_text(k), c->phrase), word);
+         fmt::format("{} {}", barrier_text(k), c->phrase), word, proof != nullptr);
 }
 
 void FunctionCheck::finish_loop(const Context& c) {
@@ -938,7 +1083,7 @@ void FunctionCheck::finish_loop(const Context& c) {
     report(c.exit, b, kLoop, c.exit_condition,
            fmt::format("`{}` {} leaves the loop before the {} at line {}", t_[c.exit].text, c.exit_phrase,
                        barrier_text(b), t_[b].line),
-           t_[c.exit].text);
+           t_[c.exit].text, c.exit_proven);
     return;
   }
 }
@@ -955,7 +1100,8 @@ void FunctionCheck::finish_returns() {
         }
     if (b == npos) continue;
     report(r.token, b, kReturn, r.condition,
-           fmt::format("`return` {} comes before the {} at line {}", r.phrase, barrier_text(b), t_[b].line), "return");
+           fmt::format("`return` {} comes before the {} at line {}", r.phrase, barrier_text(b), t_[b].line), "return",
+           r.proven);
   }
 }
 
@@ -971,6 +1117,110 @@ std::vector<BarrierFinding> find_divergent_barriers(const std::string& source) {
     out.insert(out.end(), found.begin(), found.end());
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+  return out;
+}
+
+namespace {
+
+// The words that make a function one whose races and barriers the sanitizer gate should see.
+bool shared_or_barrier_word(const std::vector<Token>& t, std::size_t k) {
+  const std::string& s = t[k].text;
+  if (barrier_name(s) || one_of(s, {"__shared__", "__local", "__syncwarp", "__barrier_sync", "asm", "__asm__", "__asm",
+                                    "this_thread_block", "__pipeline_wait_prior", "memcpy_async"}))
+    return true;
+  // Cooperative groups: block.sync(), cg::sync(block).
+  return s == "sync" && k > 0 && (t[k - 1].text == "." || t[k - 1].text == "->" || t[k - 1].text == "::");
+}
+
+bool identifier_like(const std::string& s) {
+  return !s.empty() && ident_start(s[0]) && std::all_of(s.begin(), s.end(), ident_char);
+}
+
+// The identifiers of `text`, in order.
+std::vector<std::string> identifiers_in(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (!ident_start(text[i]) || (i > 0 && ident_char(text[i - 1]))) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && ident_char(text[end])) ++end;
+    out.push_back(text.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+// Whether the words appear outside the function bodies: in directives, which the tokens skip, and at
+// file scope. `##` counts too: token pasting can spell any of them.
+bool words_outside(std::string code, const std::vector<Token>& t, const std::vector<FunctionBody>& functions) {
+  for (const auto& f : functions) blank(code, t[f.open].begin, t[f.close].end);
+  if (code.find("##") != std::string::npos) return true;
+  for (const auto& w : identifiers_in(code))
+    if (const std::vector<Token> word{Token{w, 0, 0, 0, true}}; shared_or_barrier_word(word, 0)) return true;
+  return false;
+}
+
+// Kernels a macro defines by pasting their names (`void gaussian_rows_r##R(...)` in a #define that
+// says __kernel or __global__): one summary per pasted name, under the part before `##`, which the
+// host code's literal for the name's start then reaches, with every name the macro's body mentions.
+std::vector<FunctionSummary> macro_kernels(const std::string& code) {
+  std::vector<FunctionSummary> out;
+  std::size_t i = 0;
+  while (i < code.size()) {
+    std::size_t end = std::min(code.find('\n', i), code.size());
+    while (end < code.size() && end > i && code[end - 1] == '\\') end = std::min(code.find('\n', end + 1), code.size());
+    const std::string line = code.substr(i, end - i);
+    i = end + 1;
+    const std::size_t hash = line.find_first_not_of(" \t");
+    if (hash == std::string::npos || line[hash] != '#') continue;
+    const std::vector<std::string> words = identifiers_in(line);
+    if (words.empty() || words[0] != "define" || std::none_of(words.begin(), words.end(), [](const std::string& w) {
+          return one_of(w, {"__kernel", "kernel", "__global__"});
+        }))
+      continue;
+    static const std::regex pasted(R"(([A-Za-z_]\w*)\s*##)");
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), pasted); it != std::sregex_iterator(); ++it) {
+      FunctionSummary f;
+      f.name = (*it)[1];
+      f.kernel = true;
+      f.names.insert(words.begin(), words.end());
+      for (const auto& w : words) {
+        const std::vector<Token> word{Token{w, 0, 0, 0, true}};
+        f.shared_or_barrier |= shared_or_barrier_word(word, 0);
+      }
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+SourceSummary summarize_functions(const std::string& source) {
+  const std::string code = blank_comments_and_literals(source);
+  const std::vector<Token> t = tokenize(code);
+  const std::vector<std::size_t> partner = match_brackets(t);
+  const std::vector<FunctionBody> functions = find_functions(t, partner);
+  SourceSummary out;
+  for (const auto& f : functions) {
+    FunctionSummary s;
+    s.name = f.name;
+    s.kernel = f.kernel;
+    for (std::size_t k = f.open + 1; k < f.close; ++k) {
+      if (t[k].ident) s.names.insert(t[k].text);
+      s.shared_or_barrier |= t[k].ident && shared_or_barrier_word(t, k);
+      if (t[k].text.size() >= 2 && t[k].text.front() == '"' && t[k].end <= source.size()) {
+        // The blanked code keeps only the quotes: the literal's text is the source's.
+        const std::string literal = source.substr(t[k].begin + 1, t[k].end - t[k].begin - 2);
+        if (identifier_like(literal)) s.literals.insert(literal);
+      }
+    }
+    out.functions.push_back(std::move(s));
+  }
+  for (auto& f : macro_kernels(code)) out.functions.push_back(std::move(f));
+  out.shared_or_barrier_elsewhere = words_outside(code, t, functions);
   return out;
 }
 

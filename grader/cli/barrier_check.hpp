@@ -12,10 +12,20 @@
 // blockIdx, blockDim, gridDim, get_group_id, get_local_size, ... and parameters are uniform;
 // __shared__ / __local variables are never thread-dependent (every thread sees the same value).
 //
+// A finding is *proven* when an if, else or switch around the barrier (or around the early exit)
+// has a condition that is surely thread-dependent: it reads a thread index by arithmetic alone,
+// directly or through local variables that every assignment keeps so (not through memory, an
+// atomic, a shuffle or vote, an assignment under a thread-dependent condition or of a uniform value).
+// Then some threads of a block take it and some do not for the shapes every lab runs, and the task
+// fails as unsafe code (barrier_verdict.hpp). A loop with a thread-dependent bound proves nothing
+// (its trip count may still be the same for all), nor does a condition that only maybe differs:
+// those stay warnings.
+//
 // Not detected: a helper that contains a barrier called under a divergent condition (each function
 // is checked on its own), barriers inside macros (preprocessor lines are skipped), cooperative
 // groups' sync(), barriers guarded by `&&` or `?:`, and divergence through pointers or references.
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +42,7 @@ struct BarrierFinding {
   std::string message;    // why it hangs or races on a GPU, and the fix
   std::string summary;    // "__syncthreads() under `if (col < cols)`": what was found, where
   bool in_kernel = true;  // false for a helper (__device__ function, OpenCL non-kernel function)
+  bool proven = false;    // surely not reached by every thread (see above): a verdict, not a warning
 };
 
 // Every finding in `source` (a .cu or .cl file), in line order.
@@ -44,5 +55,24 @@ std::string blank_comments_and_literals(std::string source);
 
 // "__syncthreads() under `if (x < n)` in kernel k — <message>"
 std::string describe(const BarrierFinding& finding);
+
+// One function of a source file as the lexer sees it: what its body names (the functions it may call
+// or launch), its string literals (an OpenCL kernel's name), and whether it uses shared (local)
+// memory or a barrier. What kernel_map.hpp follows from a task's launch function to its kernels.
+struct FunctionSummary {
+  std::string name;
+  bool kernel = false;             // __global__, __kernel or kernel
+  std::set<std::string> names;     // the identifiers of its body
+  std::set<std::string> literals;  // its string literals that are identifiers ("transpose_naive_kernel")
+  bool shared_or_barrier = false;  // __shared__, __local, a barrier, __syncwarp, a cooperative sync, asm
+};
+struct SourceSummary {
+  std::vector<FunctionSummary> functions;
+  // The same words outside every function body: in a macro (#define, or token pasting that could
+  // spell them), at file scope (a __shared__ variable), in an #include (<cuda/barrier>). Then no
+  // function can be said to be free of them.
+  bool shared_or_barrier_elsewhere = false;
+};
+SourceSummary summarize_functions(const std::string& source);
 
 }  // namespace gpulab::cli

@@ -49,7 +49,10 @@ struct Batch {
   std::vector<std::string> gpu_lock_names;    // machine-wide: one run per GPU at a time
   int jobs = 1;                               // students graded at once
   int cpu_threads_per_job = 1;
-  SanitizerGate sanitizer;  // with --sanitize: compute-sanitizer's path
+  // The sanitizer gate's tool and tools, when it runs in this batch (GradeOptions::sanitize); none:
+  // off, OpenCL, or compute-sanitizer missing (sanitizer_note says which, once, in the batch's header).
+  std::optional<SanitizerGate> sanitizer;
+  std::string sanitizer_note;
   DeviceClass device_class = DeviceClass::gpu;
   // (GPU slot, lab id) -> calibration measured once for the batch (calibrate_batch): every student's
   // runner on that GPU is given it and measures no rates of its own.

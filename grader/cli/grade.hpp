@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sandbox.hpp"
+#include "sanitizer.hpp"
 #include "student_build.hpp"
 #include "submission.hpp"
 
@@ -38,10 +39,13 @@ struct GradeOptions {
   std::vector<std::string> labs;  // empty: every lab
   std::string backend;
   std::string device;
-  int jobs = 0;                       // 0: default_jobs()
-  bool force = false;                 // regrade students whose submission is unchanged
-  bool calibrate = false;             // first grade the reference solutions on this machine
-  bool sanitize = false;              // CUDA: the sanitizer gate (sanitizer.hpp) after each lab; a finding scores zero
+  int jobs = 0;            // 0: default_jobs()
+  bool force = false;      // regrade students whose submission is unchanged
+  bool calibrate = false;  // first grade the reference solutions on this machine
+  // The sanitizer gate after each lab (sanitizer.hpp), CUDA only; a finding scores the task zero. By
+  // default racecheck and synccheck for the tasks whose kernels use shared memory or barriers;
+  // --sanitize: every tool, every task; --no-sanitize: off.
+  SanitizeMode sanitize = SanitizeMode::automatic;
   std::optional<std::uint64_t> seed;  // default: a fresh seed per student, recorded
   double idle_timeout_s = 0;          // 0: the manifest's
   double lab_time_limit_s = 900;

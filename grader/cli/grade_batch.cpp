@@ -38,15 +38,24 @@ std::string now_utc() {
 std::string options_key(const std::vector<Manifest>& labs, const std::string& backend, const GradeOptions& o) {
   std::vector<std::string> ids;
   for (const auto& m : labs) ids.push_back(m.id);
+  // The gate changes results, so a batch with another choice grades again. The default's key names its
+  // tools, so grading before it became the default is not taken for grading with it.
+  const std::string gate =
+      backend != "cuda" || o.sanitize == SanitizeMode::off ? ""
+      : o.sanitize == SanitizeMode::all
+          ? "|sanitizer gate"
+          : fmt::format("|sanitizer {} where shared memory or barriers", fmt::join(default_sanitizer_tools(), "+"));
   return fmt::format("{}:{}|device {}|timeout {}|limit {} s, {} GiB, {} processes, {} MiB{}", backend,
                      fmt::join(ids, ","), o.device, o.idle_timeout_s, o.lab_time_limit_s, o.memory_gib, o.processes,
-                     o.output_mib, o.sanitize ? "|sanitizer gate" : "");
+                     o.output_mib, gate);
 }
 
 std::string selection_key(const Batch& b) {
   const Isolation& i = b.isolation;
-  return fmt::format("{}|isolation {}{}{}", options_key(b.labs, b.backend, b.o), i.bubblewrap ? "bubblewrap " : "",
-                     i.own_user ? "user " : "", i.network_off ? "no-network" : "");
+  const bool gate_missing = b.backend == "cuda" && b.o.sanitize == SanitizeMode::automatic && !b.sanitizer;
+  return fmt::format("{}|isolation {}{}{}{}", options_key(b.labs, b.backend, b.o), i.bubblewrap ? "bubblewrap " : "",
+                     i.own_user ? "user " : "", i.network_off ? "no-network" : "",
+                     gate_missing ? "|no compute-sanitizer" : "");
 }
 
 std::string submission_stamp(const fs::path& entry) {
@@ -229,6 +238,44 @@ void set_visibility(Batch& b) {
   b.needed = {b.tc.repo, b.tc.build_dir};
   if (const char* vendors = std::getenv("OCL_ICD_VENDORS"); vendors && fs::is_directory(vendors))
     b.needed.emplace_back(vendors);
+}
+
+// The sanitizer gate of the batch, and the line its header says about it. --sanitize insists (no
+// compute-sanitizer, no batch); the default runs it where it can and says once where it cannot.
+void set_sanitizer(Batch& b) {
+  const SanitizeMode mode = b.o.sanitize;
+  if (mode == SanitizeMode::off) {
+    b.sanitizer_note = "sanitizer gate: off (--no-sanitize)";
+    return;
+  }
+  if (mode == SanitizeMode::all) {
+    b.sanitizer = make_sanitizer_gate(b.tc, b.backend);
+    b.sanitizer_note = fmt::format("sanitizer gate: compute-sanitizer {} on every task that passes (--sanitize)",
+                                   fmt::join(b.sanitizer->tools, ", "));
+    return;
+  }
+  if (b.backend != "cuda") {
+    b.sanitizer_note = fmt::format(
+        "sanitizer gate: not on {} (compute-sanitizer needs CUDA); a barrier the static check proves divergent "
+        "still fails its task",
+        b.backend);
+    return;
+  }
+  try {
+    b.sanitizer = make_sanitizer_gate(b.tc, b.backend);
+  } catch (const std::exception& e) {
+    // Grading goes on without it, and the records say so (selection_key): a later batch with the
+    // tool grades these students again.
+    b.sanitizer_note =
+        fmt::format("sanitizer gate: NOT RUN, {} (--no-sanitize: grade without it on purpose)", e.what());
+    if (b.o.quiet) fmt::print(stderr, "gpulab grade: {}\n", b.sanitizer_note);
+    return;
+  }
+  b.sanitizer->tools = default_sanitizer_tools();
+  b.sanitizer_note = fmt::format(
+      "sanitizer gate: compute-sanitizer {} on the tasks that pass and whose kernels use shared memory or barriers "
+      "(--sanitize: every tool and task; --no-sanitize: off)",
+      fmt::join(b.sanitizer->tools, ", "));
 }
 
 // OUT/calibration.json of an earlier --calibrate, when the same grader measured it.
@@ -589,14 +636,14 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   choose_gpus(b);
   set_jobs_and_limits(b);
   set_visibility(b);
-  if (o.sanitize) b.sanitizer = make_sanitizer_gate(tc, backend);
+  set_sanitizer(b);
   load_reference_calibration(b);
   if (o.chunk) write_task_status(b, students, started_at, nullptr);
   if (!o.quiet) {
-    fmt::print("gpulab grade: {} submissions from {} into {} ({}, {} job{}, grader {}{})\nisolation: {}\n",
+    fmt::print("gpulab grade: {} submissions from {} into {} ({}, {} job{}, grader {}{})\nisolation: {}\n{}\n",
                students.size(), b.submissions.string(), b.out.string(), backend, b.jobs, b.jobs > 1 ? "s" : "",
                b.version, o.chunk ? fmt::format(", Slurm task {} on {}", o.chunk->task_id, host_name()) : "",
-               b.isolation.describe(b.run_limits));
+               b.isolation.describe(b.run_limits), b.sanitizer_note);
     std::fflush(stdout);
   }
   calibrate_batch(b);

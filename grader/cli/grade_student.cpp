@@ -73,6 +73,30 @@ CommandRunner sandboxed_compiler(const Batch& b, const LabPlace& place, const fs
   };
 }
 
+// The sanitizer gate on the tasks of `lab` that passed (it only ever takes points away), as the
+// batch's mode plans it: by default those whose kernels use shared memory or barriers, read from the
+// student's sources (kernel_map.hpp). One runner per tool takes them all.
+void sanitize_passed_tasks(const Batch& b, const Manifest& m, const RunRequest& req, LabRun& lab) {
+  std::vector<std::string> passed;
+  for (const auto& t : lab.tasks)
+    if (t.status == Status::passed) passed.push_back(t.task);
+  if (passed.empty()) return;
+  const KernelMap kernels = map_kernels(m, read_lab_sources(m, b.backend, req.student_dir));
+  const SanitizerPlan plan = plan_sanitizer(b.o.sanitize, b.backend, kernels, passed);
+  if (plan.tasks.empty()) return;
+  const auto sanitize_start = std::chrono::steady_clock::now();
+  SanitizerGate gate = *b.sanitizer;
+  gate.tools = plan.tools;
+  gate.student_files = m.files.at(b.backend);
+  gate.shown_dir = m.id;
+  gate.parallel = 1;  // the batch's jobs already share the machine's cores
+  gate.kernels = kernels;
+  RunRequest gated = req;
+  gated.tasks = plan.tasks;
+  apply_sanitizer_gate(lab, sanitize_lab(gated, gate));
+  lab.phases.sanitize_s = seconds_since(sanitize_start);
+}
+
 // Runs one built lab of one student under the GPU lock: its visible and hidden passes, and the
 // sanitizer gate. The whole of it holds the lock, the correctness-only hidden pass and sanitizer too:
 // they use the GPU, and any GPU work beside another submission's timed launches would slow them (the
@@ -89,16 +113,7 @@ LabRun run_lab(Batch& b, const Manifest& m, RunRequest req, const Slot& slot) {
   const double waited_s = seconds_since(wait_start);
   LabRun lab = supervise(req);
   lab.phases.wait_for_gpu_s = waited_s;
-  if (b.o.sanitize && lab.grader_failure.empty() &&
-      std::any_of(lab.tasks.begin(), lab.tasks.end(), [](const TaskResult& t) { return t.status == Status::passed; })) {
-    const auto sanitize_start = std::chrono::steady_clock::now();
-    SanitizerGate gate = b.sanitizer;
-    gate.student_files = m.files.at(b.backend);
-    gate.shown_dir = m.id;
-    gate.parallel = 1;  // the batch's jobs already share the machine's cores
-    apply_sanitizer_gate(lab, sanitize_lab(req, gate));
-    lab.phases.sanitize_s = seconds_since(sanitize_start);
-  }
+  if (b.sanitizer && lab.grader_failure.empty()) sanitize_passed_tasks(b, m, req, lab);
   return lab;
 }
 

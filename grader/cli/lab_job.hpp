@@ -1,6 +1,8 @@
 // "Build, then supervise one lab": the student's files compiled against the harness, and on success the
 // runner run by the caller's supervisor (`gpulab check`'s cached calibrations or sanitizer gate, a
-// batch's GPU lock and sandbox). A build that fails becomes every selected task's result.
+// batch's GPU lock and sandbox). A build that fails becomes every selected task's result; a task whose
+// kernel has a barrier the static check proves divergent is not run and fails as unsafe code
+// (barrier_verdict.hpp).
 #pragma once
 #include <filesystem>
 #include <functional>

@@ -406,6 +406,7 @@ struct GradeCommand {
   GradeOptions options;
   SlurmOptions slurm;
   std::string submissions, out = "results";
+  bool sanitize_all = false, no_sanitize = false;  // --sanitize, --no-sanitize: GradeOptions::sanitize
 };
 
 // --slurm and its options (slurm.hpp), and the options its jobs give themselves.
@@ -478,10 +479,16 @@ void add_grade_command(CLI::App& app, CheckOptions& o, GradeCommand& c) {
       "--deadlines", c.options.deadlines,
       "CSV of due dates, extensions and late penalties (student,due,grace_hours,penalty_per_day,"
       "max_late_days,submitted; a row * for everyone): grades.csv gains the lateness and final score");
-  grade_cmd->add_flag(
-      "--sanitize", c.options.sanitize,
-      "CUDA: after each lab, its correctness cases under compute-sanitizer; a race, an out-of-bounds "
-      "access, a barrier not every thread reaches or a read of uninitialised memory scores the task zero");
+  auto* sanitize = grade_cmd->add_flag(
+      "--sanitize", c.sanitize_all,
+      "CUDA: every task that passed also runs its correctness cases under every compute-sanitizer tool "
+      "(memcheck, racecheck, synccheck, initcheck); a finding scores the task zero. Without it, grading runs "
+      "racecheck and synccheck by default, for the tasks whose kernels use shared memory or barriers");
+  grade_cmd
+      ->add_flag("--no-sanitize", c.no_sanitize,
+                 "no sanitizer gate at all (on OpenCL there is none anyway: compute-sanitizer needs CUDA); a barrier "
+                 "the static check proves divergent still scores its task zero")
+      ->excludes(sanitize);
   add_slurm_options(grade_cmd, c.slurm);
 }
 
@@ -613,6 +620,9 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("grade")) {
       grade_command.options.submissions = grade_command.submissions;
       grade_command.options.out = grade_command.out;
+      grade_command.options.sanitize = grade_command.sanitize_all  ? SanitizeMode::all
+                                       : grade_command.no_sanitize ? SanitizeMode::off
+                                                                   : SanitizeMode::automatic;
       return grade(o, grade_command.options, grade_command.slurm);
     }
     o.build_only = app.got_subcommand("build");

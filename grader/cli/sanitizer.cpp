@@ -195,6 +195,29 @@ std::string describe(const SanitizerFinding& f, const fs::path& student_dir, con
   return text + fmt::format(" (compute-sanitizer {})", f.tool);
 }
 
+const std::vector<std::string>& default_sanitizer_tools() {
+  static const std::vector<std::string> tools{"racecheck", "synccheck"};
+  return tools;
+}
+
+SanitizerPlan plan_sanitizer(SanitizeMode mode, const std::string& backend, const KernelMap& kernels,
+                             const std::vector<std::string>& passed) {
+  SanitizerPlan plan;
+  if (mode == SanitizeMode::off || backend != "cuda") return plan;
+  if (mode == SanitizeMode::all) {
+    plan.tasks = passed;
+    plan.tools = SanitizerGate{}.tools;
+    return plan;
+  }
+  plan.tools = default_sanitizer_tools();
+  for (const auto& task : passed) {
+    const auto reach = kernels.tasks.find(task);
+    const bool unknown = reach == kernels.tasks.end() || !reach->second.kernels_known;
+    (unknown || reach->second.shared_or_barrier ? plan.tasks : plan.left_out).push_back(task);
+  }
+  return plan;
+}
+
 SanitizerGate make_sanitizer_gate(const Toolchain& tc, const std::string& backend) {
   if (backend != "cuda")
     throw std::invalid_argument(
@@ -212,19 +235,19 @@ SanitizerGate make_sanitizer_gate(const Toolchain& tc, const std::string& backen
 namespace {
 
 struct ToolRun {
-  std::string task, tool;
+  std::string task, tool;  // task "": every task of the lab's gate, in one run
   LabRun run;
   std::vector<SanitizerFinding> findings;  // all of them, the harness's included
 };
 
-// One task under one tool, in a runner process of its own: a finding then belongs to that task.
+// One task (or, `task` empty, every task of `base`) under one tool, in a runner process of its own.
 ToolRun run_tool(const RunRequest& base, const SanitizerGate& gate, const std::string& task, const std::string& tool) {
   RunRequest r = base;
-  r.tasks = {task};
+  if (!task.empty()) r.tasks = {task};
   r.hidden_cases = false;
   r.sanitize_cases = true;
   r.pictures_dir.clear();
-  r.work_dir = base.work_dir / "sanitize" / tool / task;
+  r.work_dir = base.work_dir / "sanitize" / tool / (task.empty() ? "all" : task);
   fs::remove_all(r.work_dir);
   fs::create_directories(r.work_dir);
   if (r.sandbox.user) give_to_user(r.work_dir, *r.sandbox.user);  // the tool writes its log there
@@ -238,10 +261,11 @@ ToolRun run_tool(const RunRequest& base, const SanitizerGate& gate, const std::s
   return out;
 }
 
-// Every task under every tool, `gate.parallel` at a time: the tools' cost is mostly on the host.
+// Every task under every tool, `gate.parallel` at a time: the tools' cost is mostly on the host. With
+// a kernel map, one run per tool takes every task.
 std::vector<ToolRun> run_all(const RunRequest& base, const SanitizerGate& gate, const std::vector<std::string>& tasks) {
   std::vector<std::pair<std::string, std::string>> jobs;
-  for (const auto& task : tasks)
+  for (const auto& task : gate.kernels ? std::vector<std::string>{""} : tasks)
     for (const auto& tool : gate.tools) jobs.emplace_back(task, tool);
   std::vector<ToolRun> runs(jobs.size());
   parallel_queue(jobs.size(), gate.parallel,
@@ -249,14 +273,43 @@ std::vector<ToolRun> run_all(const RunRequest& base, const SanitizerGate& gate, 
   return runs;
 }
 
+// "matmul_fast_kernel<4>", "ns::k": the name a kernel has in its file.
+std::string plain_kernel_name(std::string name) {
+  name = name.substr(0, name.find('<'));
+  if (const auto colons = name.rfind("::"); colons != std::string::npos) name.erase(0, colons + 2);
+  return name;
+}
+
+// Whether a finding of a run that took every task belongs to `task`: its kernel is one the task
+// reaches, or one no task reaches as far as the map can tell (then every task of the run has it).
+bool belongs_to(const SanitizerFinding& f, const std::string& task, const KernelMap& kernels) {
+  const std::string kernel = plain_kernel_name(f.kernel);
+  bool reached_by_any = false;
+  for (const auto& [name, reach] : kernels.tasks) {
+    if (!reach.functions.count(kernel)) continue;
+    if (name == task) return true;
+    reached_by_any = true;
+  }
+  return !reached_by_any;
+}
+
+// `task`'s result in a run: its own when the run took one task, else the one of that name.
+const TaskResult* result_in(const ToolRun& r, const std::string& task) {
+  for (const auto& t : r.run.tasks)
+    if (t.task == task || !r.task.empty()) return &t;
+  return nullptr;
+}
+
 // One task's result from its runs under every tool.
 TaskResult gate_result(const std::string& task, const std::vector<const ToolRun*>& runs, const RunRequest& base,
                        const SanitizerGate& gate) {
-  TaskResult result = runs.front()->run.tasks.empty() ? TaskResult{} : runs.front()->run.tasks.front();
+  const TaskResult* first = result_in(*runs.front(), task);
+  TaskResult result = first ? *first : TaskResult{};
   result.task = task;
   std::vector<std::string> found, harness;
   for (const ToolRun* r : runs)
     for (const auto& f : r->findings) {
+      if (r->task.empty() && gate.kernels && !belongs_to(f, task, *gate.kernels)) continue;
       const std::string text = describe(f, base.student_dir, gate.shown_dir);
       if (!in_student_code(f, base.student_dir, gate.student_files)) {
         harness.push_back(text);
@@ -268,7 +321,7 @@ TaskResult gate_result(const std::string& task, const std::vector<const ToolRun*
     }
   const ToolRun* failed = nullptr;
   for (const ToolRun* r : runs)
-    if (!r->run.tasks.empty() && r->run.tasks.front().status != Status::passed && !failed) failed = r;
+    if (const TaskResult* t = result_in(*r, task); t && t->status != Status::passed && !failed) failed = r;
   if (!found.empty()) {
     result.status = Status::unsafe_code;
     result.finding = "sanitizer";
@@ -276,7 +329,7 @@ TaskResult gate_result(const std::string& task, const std::vector<const ToolRun*
     result.message = found.front().substr(0, found.front().find('\n'));
     result.details = fmt::format("{}", fmt::join(found, "\n"));
   } else if (failed) {
-    result = failed->run.tasks.front();
+    result = *result_in(*failed, task);
     result.message = fmt::format("under compute-sanitizer {}: {}", failed->tool, result.message);
   } else {
     result.status = Status::passed;
@@ -297,19 +350,19 @@ LabRun sanitize_lab(const RunRequest& base, const SanitizerGate& gate) {
   const std::vector<ToolRun> runs = run_all(base, gate, tasks);
   LabRun lab;
   lab.id = m.id, lab.name = m.name, lab.title = m.title, lab.backend = base.backend;
+  for (const ToolRun& r : runs) {
+    lab.processes += r.run.processes;
+    if (lab.device.is_null()) lab.device = r.run.device;
+    // A runner that never opened the device did not run student code: the tool or the grader failed.
+    if (lab.grader_failure.empty() && (!r.run.grader_failure.empty() || r.run.device.is_null()))
+      lab.grader_failure = fmt::format("compute-sanitizer {} did not run the lab: {}", r.tool,
+                                       r.run.grader_failure.empty() ? r.run.output : r.run.grader_failure);
+    if (lab.output.empty()) lab.output = r.run.output;
+  }
   for (const auto& task : tasks) {
     std::vector<const ToolRun*> of_task;
     for (const auto& r : runs)
-      if (r.task == task) of_task.push_back(&r);
-    for (const ToolRun* r : of_task) {
-      lab.processes += r->run.processes;
-      if (lab.device.is_null()) lab.device = r->run.device;
-      // A runner that never opened the device did not run student code: the tool or the grader failed.
-      if (lab.grader_failure.empty() && (!r->run.grader_failure.empty() || r->run.device.is_null()))
-        lab.grader_failure = fmt::format("compute-sanitizer {} did not run the lab: {}", r->tool,
-                                         r->run.grader_failure.empty() ? r->run.output : r->run.grader_failure);
-      if (lab.output.empty()) lab.output = r->run.output;
-    }
+      if (r.task == task || r.task.empty()) of_task.push_back(&r);
     lab.tasks.push_back(gate_result(task, of_task, base, gate));
   }
   return lab;

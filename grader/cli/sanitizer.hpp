@@ -1,14 +1,18 @@
-// The sanitizer gate (`gpulab check --sanitize`, `gpulab grade --sanitize`, CUDA): every task's visible
-// correctness cases run again under NVIDIA's compute-sanitizer, once per tool (memcheck, racecheck,
-// synccheck, initcheck), in runners of their own without guard zones, no timing and no calibration.
+// The sanitizer gate (`gpulab check --sanitize`, `gpulab grade`, CUDA): every task's visible
+// correctness cases (up to the manifest's sanitize_max_size) run again under NVIDIA's
+// compute-sanitizer, once per tool (memcheck, racecheck, synccheck, initcheck), in runners of their
+// own without guard zones, no timing and no calibration. `gpulab grade` runs it by default, with
+// racecheck and synccheck, for the tasks whose kernels use shared memory or barriers (plan_sanitizer).
 // What a tool reports in the student's code becomes a result of its own (Status::unsafe_code) that
 // names the kind of error, the kernel, the student's file:line and the concept to look at: a race
 // that gives the right answer on today's GPU gives a wrong one on next year's.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kernel_map.hpp"
 #include "student_build.hpp"
 #include "supervisor.hpp"
 
@@ -47,7 +51,31 @@ struct SanitizerGate {
   std::vector<std::string> student_files;  // the lab's files for the backend, relative to the lab folder
   std::string shown_dir;                   // how reports name the lab folder ("02-transpose")
   int parallel = 4;                        // sanitizer runs at once (each is one runner process)
+  // Set: one run per tool for all the tasks, each finding going to the tasks that reach its kernel
+  // (to all of them when none does, as far as the map can follow). Empty: one run per task and tool.
+  std::optional<KernelMap> kernels;
 };
+
+// The tools `gpulab grade` runs by default: the two that see what a GPU hides and guard zones cannot
+// (races on shared memory, barriers not every thread reaches). memcheck and initcheck come with --sanitize.
+const std::vector<std::string>& default_sanitizer_tools();
+
+// How a batch uses the gate: by default (automatic) on CUDA, the default tools for the tasks whose
+// kernels use shared memory or barriers; `all` (--sanitize) every tool for every task; `off`
+// (--no-sanitize) never. On OpenCL there is no compute-sanitizer: automatic does nothing there.
+enum class SanitizeMode { automatic, all, off };
+
+struct SanitizerPlan {
+  std::vector<std::string> tasks;  // the tasks to run under the gate, in the order given
+  std::vector<std::string> tools;
+  std::vector<std::string>
+      left_out;  // the tasks not run under it: none of their kernels uses shared memory or barriers
+};
+
+// Which of `passed` (the tasks that passed: the gate only ever takes points away) one lab's gate
+// runs, and with which tools. A task whose kernels the map cannot find counts as using both.
+SanitizerPlan plan_sanitizer(SanitizeMode mode, const std::string& backend, const KernelMap& kernels,
+                             const std::vector<std::string>& passed);
 
 // The gate for `backend` with this toolchain's compute-sanitizer; throws a message naming the fix
 // when the backend is not CUDA or the tool is missing.

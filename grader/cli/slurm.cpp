@@ -67,7 +67,8 @@ std::vector<std::string> grade_arguments(const GradeOptions& o) {
   if (o.jobs > 0) a.insert(a.end(), {"--jobs", std::to_string(o.jobs)});
   if (!o.deadlines.empty()) a.insert(a.end(), {"--deadlines", fs::absolute(o.deadlines).string()});
   for (const auto& [on, flag] : {std::pair{o.force, "--force"},
-                                 {o.sanitize, "--sanitize"},
+                                 {o.sanitize == SanitizeMode::all, "--sanitize"},
+                                 {o.sanitize == SanitizeMode::off, "--no-sanitize"},
                                  {o.leaderboard, "--leaderboard"},
                                  {o.quiet, "--quiet"}})
     if (on) a.emplace_back(flag);

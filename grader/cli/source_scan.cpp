@@ -195,7 +195,12 @@ std::vector<SourceWarning> find_source_warnings(const Manifest& manifest, const 
     const std::string shown = manifest.id.empty() ? f : manifest.id + "/" + f;
     try {
       for (const auto& finding : find_divergent_barriers(read_text(student_dir / f)))
-        out.push_back({shown, finding.line, describe(finding)});
+        out.push_back({shown, finding.line,
+                       finding.proven ? describe(finding)
+                                      : describe(finding) + " (a warning: the check cannot prove that the " +
+                                            (extension == ".cl" ? "work-items of a work-group" : "threads of a block") +
+                                            " disagree here, so it does not grade it)",
+                       finding.kernel, finding.proven});
     } catch (const std::exception&) {
       // A warning is advice: a file the check cannot read is the compiler's to report.
     }

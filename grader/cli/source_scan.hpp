@@ -12,11 +12,14 @@
 namespace gpulab::cli {
 
 // Something in a student file that is worth fixing but does not stop the build: a barrier that
-// not every thread reaches (barrier_check.hpp).
+// not every thread reaches (barrier_check.hpp). A proven one fails the tasks that run it as unsafe
+// code (barrier_verdict.hpp); the others stay warnings.
 struct SourceWarning {
   std::string file;  // as the student names it: "02-transpose/transpose.cu"
   int line = 0;
   std::string message;
+  std::string function;  // the kernel or helper it is in
+  bool proven = false;   // BarrierFinding::proven
 };
 
 struct ForbiddenUse {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -762,4 +763,67 @@ TEST_CASE(
   const std::string page = read_file(b.out / "index.html");
   CHECK(page.find("<h2>History</h2>") != std::string::npos);
   CHECK(page.find("all passed 2026-11-21 10:30:00 UTC, check 2") != std::string::npos);
+}
+
+// Unsafe code never passes (barrier_verdict.hpp): the divergent-barrier fixture's naive kernel puts
+// its barrier in the else branch of a test on the thread's index. PoCL would run it without a sign
+// (or hang until the time limit); the static check's proof fails the task instead, in `make check`
+// and in batch grading, and the student's history records the failure.
+TEST_CASE(
+    "a barrier the static check proves divergent fails its task as unsafe code in a check on PoCL and in its history") {
+  const fs::path labs = repo_path("tests/fixtures/submissions/divergent-barrier/labs");
+  const auto run = run_check(labs, "--backend opencl --lab " + graded_lab().name);
+  INFO(run.output);
+  CHECK(run.exit_code == 1);
+  REQUIRE(run.report.is_object());
+  const json& naive = run.report["labs"][0]["tasks"][0];
+  CHECK(naive["task"] == "naive");
+  CHECK(naive["status"] == "unsafe_code");
+  CHECK(naive["points"] == 0.0);
+  CHECK(naive["finding"] == "divergent_barrier");
+  CHECK(naive["message"].get<std::string>().rfind(graded_lab().id + "/transpose.cl:21: barrier(CLK_LOCAL_MEM_FENCE)",
+                                                  0) == 0);
+  CHECK(run.output.find("✘ unsafe code") != std::string::npos);
+  CHECK(run.output.find("warning:") == std::string::npos);  // the verdict, not a warning beside it
+  CHECK(run.output.find("FAILED") != std::string::npos);
+  // This run's line of the history (other tests check at the same time: the one with its seed).
+  const std::uint64_t seed = run.report.at("seed");
+  std::ifstream history(fs::path(GPULAB_CLI).parent_path() / "history.jsonl");
+  std::string recorded;
+  for (std::string line; std::getline(history, line);) {
+    const auto entry = json::parse(line, nullptr, false);
+    if (!entry.is_discarded() && entry.value("seed", std::uint64_t{0}) == seed)
+      recorded = entry["labs"][0]["tasks"][0].value("status", "");
+  }
+  CHECK(recorded == "unsafe_code");
+}
+
+TEST_CASE(
+    "a batch on OpenCL fails a proven divergent barrier as unsafe code and says once that it has no sanitizer gate") {
+  Batch b("grade-unsafe");
+  fs::create_directories(b.submissions / "erin");
+  fs::copy(repo_path("tests/fixtures/submissions/divergent-barrier"), b.submissions / "erin",
+           fs::copy_options::recursive);
+  std::string output;
+  REQUIRE(b.grade(lab_args() + " --timeout 20", output) == 0);
+  INFO(output);
+  CHECK(output.find("sanitizer gate: not on opencl") != std::string::npos);
+  const json erin = b.result("erin");
+  CHECK(statuses(erin)["naive"] == "unsafe_code");
+  CHECK(erin["score"] == 0.0);
+  const std::string csv = read_file(b.out / "grades.csv");
+  CHECK(csv.find(graded_lab().id + "/naive: divergent_barrier") != std::string::npos);
+  const json gradescope = json::parse(read_file(b.out / "students" / "erin" / "results.json"));
+  REQUIRE(!gradescope["tests"].empty());
+  CHECK(gradescope["tests"][0]["status"] == "failed");
+  CHECK(gradescope["tests"][0]["score"] == 0.0);
+  CHECK(gradescope["tests"][0]["output"].get<std::string>().find("unsafe code") != std::string::npos);
+  const std::string feedback = read_file(b.out / "students" / "erin" / "feedback.txt");
+  CHECK(feedback.find("unsafe code") != std::string::npos);
+  CHECK(feedback.find("transpose.cl:21") != std::string::npos);
+  // --no-sanitize says so; on OpenCL it changes no result, so an unchanged student is not graded again.
+  output.clear();
+  REQUIRE(b.grade(lab_args() + " --timeout 20 --no-sanitize", output) == 0);
+  CHECK(output.find("sanitizer gate: off (--no-sanitize)") != std::string::npos);
+  CHECK(output.find("1 unchanged and skipped") != std::string::npos);
 }

@@ -1,13 +1,16 @@
 // The mutation audit's parts that need no device: generic mutants, mutants.toml, replacements.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 
 #include "audit.hpp"
+#include "barrier_verdict.hpp"
 #include "files.hpp"
+#include "gpulab/manifest.hpp"
 
 using namespace gpulab::cli;
 namespace fs = std::filesystem;
@@ -78,4 +81,41 @@ TEST_CASE("a replacement whose text is not in the solution, or is there twice wi
   const std::string second_gone = apply_mutant(m, kKernel);
   CHECK(second_gone.find("barrier(CLK") < second_gone.find("if ("));
   CHECK(second_gone.rfind("barrier(CLK") < second_gone.find("if ("));
+}
+
+// The mutants that move a barrier where not every thread reaches it (their names say so) are killed
+// by the static check's proof on every device, before anything runs (barrier_verdict.hpp); every
+// other mutant of the audit keeps its barriers where every thread reaches them, so the check proves
+// nothing there: what kills those is a case, a threshold, a guard or the sanitizer gate.
+TEST_CASE(
+    "the audit's mutants that put a barrier where not every thread reaches it, and only they, fail as unsafe code") {
+  const fs::path repo(GPULAB_REPO);
+  if (!fs::is_directory(repo / "solutions")) return;  // the student repository has no solutions
+  int unsafe_mutants = 0;
+  for (const auto& entry : fs::directory_iterator(repo / "solutions")) {
+    const fs::path lab_toml = repo / "labs" / entry.path().filename() / "lab.toml";
+    if (!fs::exists(entry.path() / "mutants.toml") || !fs::exists(lab_toml)) continue;
+    const gpulab::Manifest m = gpulab::load_manifest(lab_toml);
+    std::vector<std::string> tasks;
+    for (const auto& t : m.tasks) tasks.push_back(t.name);
+    for (const auto& [backend, files] : m.files) {
+      std::vector<Mutant> mutants = load_lab_mutants(entry.path() / "mutants.toml").mutants;
+      for (const auto& f : files)
+        if (f.ends_with(".cu") || f.ends_with(".cl"))
+          for (auto& g : generic_mutants(f, read_text_or_throw(entry.path() / f))) mutants.push_back(std::move(g));
+      for (const auto& mutant : mutants) {
+        if (std::find(files.begin(), files.end(), mutant.file) == files.end()) continue;
+        ScratchFolder folder("audit-unsafe");
+        for (const auto& f : files) fs::copy_file(entry.path() / f, folder.path() / f);
+        write_text_atomically(apply_mutant(mutant, read_text_or_throw(entry.path() / mutant.file)),
+                              folder.path() / mutant.file);
+        const auto verdicts =
+            barrier_verdicts(m, backend, folder.path(), tasks, find_source_warnings(m, files, folder.path()));
+        const bool named = mutant.name.find("a barrier not every thread reaches") != std::string::npos;
+        CHECK_MESSAGE(!verdicts.unsafe.empty() == named, m.id << " " << backend << ": " << mutant.name);
+        unsafe_mutants += named;
+      }
+    }
+  }
+  CHECK(unsafe_mutants >= 10);
 }

@@ -393,3 +393,141 @@ TEST_CASE("the build's warnings name the lab's kernel files by lab and file, and
   CHECK(cli::to_json(run)["labs"][0]["warnings"][0] == lines[0]);
   fs::remove_all(dir.parent_path());
 }
+
+// ---- proven findings: the ones that fail a task (barrier_verdict.hpp); the rest stay warnings
+
+TEST_CASE(
+    "a barrier under `if (t < stride)` in a reduction is proven, as is one under a bounds test of a thread's index") {
+  const std::string source = R"(__global__ void reduce(float* data, int n) {
+  __shared__ float partial[256];
+  const int t = threadIdx.x;
+  const int i = blockIdx.x * blockDim.x + t;
+  partial[t] = i < n ? data[i] : 0;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (t < stride) {
+      partial[t] += partial[t + stride];
+      __syncthreads();
+    }
+  }
+  if (i < n) {
+    __syncthreads();
+  }
+}
+)";
+  const auto found = cli::find_divergent_barriers(source);
+  REQUIRE_MESSAGE(found.size() == 2, all_findings(found));
+  CHECK(found[0].line == 10);
+  CHECK(found[0].condition == "t < stride");
+  CHECK(found[0].proven);
+  CHECK(found[1].condition == "i < n");
+  CHECK(found[1].proven);
+}
+
+TEST_CASE("early returns and breaks on a thread's index are proven, in CUDA and OpenCL") {
+  const std::string cuda = R"(__global__ void k(float* a, int rows) {
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= rows) return;
+  __syncthreads();
+  for (int t = 0; t < rows; ++t) {
+    __syncthreads();
+    if (threadIdx.x > t) break;
+  }
+}
+)";
+  auto found = cli::find_divergent_barriers(cuda);
+  REQUIRE_MESSAGE(found.size() == 2, all_findings(found));
+  CHECK(found[0].kind == kReturn);
+  CHECK(found[0].proven);
+  CHECK(found[1].kind == kLoop);
+  CHECK(found[1].proven);
+  const std::string opencl = R"(kernel void k(global float* a, int n) {
+  const int lx = get_local_id(0);
+  if (lx >= n) return;
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+)";
+  found = cli::find_divergent_barriers(opencl);
+  REQUIRE_MESSAGE(found.size() == 1, all_findings(found));
+  CHECK(found[0].proven);
+}
+
+TEST_CASE("a loop whose bound depends on the thread is a warning only: its trip count may be the same for all") {
+  const std::string source = R"(__global__ void k(float* a, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    a[i] = 0;
+    __syncthreads();
+  }
+  for (int j = threadIdx.x; j < threadIdx.x + 4; ++j) __syncthreads();
+}
+)";
+  const auto found = cli::find_divergent_barriers(source);
+  REQUIRE_MESSAGE(found.size() == 2, all_findings(found));
+  CHECK_FALSE(found[0].proven);
+  CHECK_FALSE(found[1].proven);
+}
+
+TEST_CASE("a condition on memory, an atomic, a shuffle or a flag set under a divergent if is not proven") {
+  const std::string source = R"(__global__ void k(const int* in, int* counter, int n) {
+  const int t = threadIdx.x;
+  if (in[t] > 0) __syncthreads();
+  const int ticket = atomicAdd(counter, 1);
+  if (ticket == 0) __syncthreads();
+  const int lead = __shfl_sync(0xffffffffu, t, 0);
+  if (lead == 0) __syncthreads();
+  int flag = 0;
+  if (t == 0) flag = 1;
+  if (flag) __syncthreads();
+  int again = t;
+  again = n;
+  if (again > 1) __syncthreads();
+}
+)";
+  const auto found = cli::find_divergent_barriers(source);
+  REQUIRE_MESSAGE(found.size() == 5, all_findings(found));
+  for (const auto& f : found) CHECK_MESSAGE(!f.proven, f.line << ": " << f.condition);
+}
+
+TEST_CASE("a block-wide vote or reduction is the same for every thread: no finding at all") {
+  const std::string source = R"(__global__ void k(const int* in, int n) {
+  const int any = __syncthreads_or(in[threadIdx.x] > 0);
+  if (any) __syncthreads();
+}
+kernel void c(global const int* in) {
+  const int total = work_group_reduce_add(in[get_local_id(0)]);
+  if (total > 0) barrier(CLK_LOCAL_MEM_FENCE);
+}
+)";
+  CHECK(all_findings(cli::find_divergent_barriers(source)).empty());
+}
+
+TEST_CASE("a thread index kept through compound assignments stays proven; an if inside a divergent loop proves it") {
+  const std::string source = R"(__global__ void k(float* a, int n) {
+  int idx = threadIdx.x;
+  idx += blockDim.x;
+  idx *= 2;
+  if (idx < n) __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    if (threadIdx.x < 16) __syncthreads();
+  }
+}
+)";
+  const auto found = cli::find_divergent_barriers(source);
+  REQUIRE_MESSAGE(found.size() == 2, all_findings(found));
+  CHECK(found[0].proven);
+  CHECK(found[1].proven);
+  CHECK(found[1].kind == kCondition);  // the if proves it, not the loop around it
+  CHECK(found[1].condition == "threadIdx.x < 16");
+}
+
+TEST_CASE("the transpose fixture's barrier under `if (!leader)` is proven, in both languages") {
+  const fs::path fixture = gpulab::testing::repo_path("tests/fixtures/submissions/divergent-barrier/labs/02-transpose");
+  if (!fs::exists(fixture)) return;  // the student repository has no fixtures
+  for (const char* file : {"transpose.cu", "transpose.cl"}) {
+    const auto found = cli::find_divergent_barriers(read(fixture / file));
+    REQUIRE_MESSAGE(found.size() == 1, file << "\n" << all_findings(found));
+    CHECK(found[0].proven);
+    CHECK(found[0].condition == "leader");
+    CHECK(found[0].summary.find("else branch") != std::string::npos);
+  }
+}

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpulab/manifest.hpp"
 #include "sanitizer.hpp"
 
 namespace fs = std::filesystem;
@@ -101,4 +102,85 @@ TEST_CASE("a finding counts against the student only in the student's own files"
 TEST_CASE("the application's own output in the log is not mistaken for a finding") {
   CHECK(
       parse_sanitizer_log("Invalid __global__ write of size 4 bytes\n    at k()+0x10 in k.cu:3\n", "memcheck").empty());
+}
+
+// ---- what `gpulab grade` runs under the gate (plan_sanitizer): the decision, without a GPU
+
+namespace {
+
+// Three tasks: `plain` (no shared memory, no barrier), `tiled` (both) and `votes` (a barrier only).
+KernelMap three_task_map() {
+  gpulab::Manifest m;
+  m.id = "09-smooth";
+  for (const char* name : {"plain", "tiled", "votes"}) {
+    gpulab::Task t;
+    t.name = name;
+    t.function = std::string("run_") + name;
+    m.tasks.push_back(t);
+  }
+  const std::string cuda = R"(__global__ void plain_kernel(float* a) { a[threadIdx.x] = 0; }
+__global__ void tiled_kernel(float* a) {
+  __shared__ float tile[32];
+  tile[threadIdx.x] = a[threadIdx.x];
+  __syncthreads();
+  a[threadIdx.x] = tile[31 - threadIdx.x];
+}
+__global__ void votes_kernel(float* a) { if (__syncthreads_or(a[threadIdx.x] > 0)) a[0] = 1; }
+void run_plain(float* a) { plain_kernel<<<1, 32>>>(a); }
+void run_tiled(float* a) { tiled_kernel<<<1, 32>>>(a); }
+void run_votes(float* a) { votes_kernel<<<1, 32>>>(a); }
+)";
+  return map_kernels(m, {{"smooth.cu", cuda}});
+}
+
+const std::vector<std::string> kAllTasks{"plain", "tiled", "votes"};
+
+}  // namespace
+
+TEST_CASE(
+    "by default on CUDA the gate runs racecheck and synccheck for the passed tasks with shared memory or barriers") {
+  const auto plan = plan_sanitizer(SanitizeMode::automatic, "cuda", three_task_map(), kAllTasks);
+  CHECK(plan.tasks == std::vector<std::string>{"tiled", "votes"});
+  CHECK(plan.left_out == std::vector<std::string>{"plain"});
+  CHECK(plan.tools == std::vector<std::string>{"racecheck", "synccheck"});
+  CHECK(plan.tools == default_sanitizer_tools());
+  // Only the tasks that passed: the gate can only take points away.
+  CHECK(plan_sanitizer(SanitizeMode::automatic, "cuda", three_task_map(), {"plain", "votes"}).tasks ==
+        std::vector<std::string>{"votes"});
+}
+
+TEST_CASE("--sanitize runs every tool for every passed task; --no-sanitize and OpenCL run nothing") {
+  const auto all = plan_sanitizer(SanitizeMode::all, "cuda", three_task_map(), kAllTasks);
+  CHECK(all.tasks == kAllTasks);
+  CHECK(all.tools == std::vector<std::string>{"memcheck", "racecheck", "synccheck", "initcheck"});
+  const auto off = plan_sanitizer(SanitizeMode::off, "cuda", three_task_map(), kAllTasks);
+  CHECK(off.tasks.empty());
+  CHECK(off.tools.empty());
+  CHECK(plan_sanitizer(SanitizeMode::automatic, "opencl", three_task_map(), kAllTasks).tasks.empty());
+  CHECK(plan_sanitizer(SanitizeMode::all, "opencl", three_task_map(), kAllTasks).tasks.empty());
+}
+
+TEST_CASE("a task whose kernels the map cannot find runs under the gate: not seen is not free of races") {
+  KernelMap map = three_task_map();
+  map.tasks["plain"].kernels_known = false;
+  map.tasks.erase("votes");
+  const auto plan = plan_sanitizer(SanitizeMode::automatic, "cuda", map, kAllTasks);
+  CHECK(plan.tasks == kAllTasks);
+  CHECK(plan.left_out.empty());
+}
+
+TEST_CASE("the reference solutions' CUDA tasks with shared memory or barriers are the ones the gate runs by default") {
+  const fs::path repo(GPULAB_REPO);
+  if (!fs::is_directory(repo / "solutions")) return;  // the student repository has no solutions
+  const auto planned = [&](const std::string& lab) {
+    const gpulab::Manifest m = gpulab::load_manifest(repo / "labs" / lab / "lab.toml");
+    std::vector<std::string> tasks;
+    for (const auto& t : m.tasks) tasks.push_back(t.name);
+    const auto map = map_kernels(m, read_lab_sources(m, "cuda", repo / "solutions" / lab));
+    return plan_sanitizer(SanitizeMode::automatic, "cuda", map, tasks).tasks;
+  };
+  CHECK(planned("02-transpose") == std::vector<std::string>{"optimized"});
+  CHECK(planned("05-reduction") == std::vector<std::string>{"tree", "fast"});
+  CHECK(planned("00-hello").empty());
+  CHECK(planned("09-mandelbrot").empty());
 }

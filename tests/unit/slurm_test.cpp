@@ -52,7 +52,7 @@ TEST_CASE("the jobs' command lines repeat every option of the submitting command
   o.backend = "cuda";
   o.labs = {"hello", "transpose"};
   o.seed = 42;
-  o.sanitize = true;
+  o.sanitize = SanitizeMode::all;
   o.memory_gib = 4;
   const auto a = grade_arguments(o);
   const auto has = [&](const std::string& option, const std::string& value) {
@@ -68,7 +68,16 @@ TEST_CASE("the jobs' command lines repeat every option of the submitting command
   CHECK(has("--seed", "42"));
   CHECK(has("--memory", "4"));
   CHECK(std::find(a.begin(), a.end(), "--sanitize") != a.end());
+  CHECK(std::find(a.begin(), a.end(), "--no-sanitize") == a.end());
   CHECK(std::find(a.begin(), a.end(), "--force") == a.end());
+  // The gate's default is no option at all; turning it off is one the jobs must repeat.
+  o.sanitize = SanitizeMode::automatic;
+  auto b = grade_arguments(o);
+  CHECK(std::find(b.begin(), b.end(), "--sanitize") == b.end());
+  CHECK(std::find(b.begin(), b.end(), "--no-sanitize") == b.end());
+  o.sanitize = SanitizeMode::off;
+  b = grade_arguments(o);
+  CHECK(std::find(b.begin(), b.end(), "--no-sanitize") != b.end());
 }
 
 TEST_CASE("a submission sends the students whose record is missing, failed, stale or older than their files") {

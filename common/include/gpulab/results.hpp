@@ -27,8 +27,9 @@ enum class Status {
   rejected,          // the student's files use something the lab forbids (a vendor library)
   buffer_violation,  // wrote outside a buffer it was given, or changed an input
   impossible_speed,  // timed faster than the device can do the work: the timed launch did not compute it
-  unsafe_code,       // right results, but a race, an out-of-bounds access, a barrier not every thread reaches
-                     // or a read of uninitialised memory (compute-sanitizer, or the static barrier check)
+  unsafe_code,       // a race, an out-of-bounds access, a barrier not every thread reaches or a read of
+                     // uninitialised memory: found by compute-sanitizer in a run with right results, or a
+                     // barrier the static check proves divergent (the task is then not run at all)
 };
 const char* to_string(Status s);
 Status status_from_string(const std::string& s);
