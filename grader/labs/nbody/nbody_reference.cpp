@@ -95,9 +95,12 @@ double nbody_bound(const TermSums& t, std::size_t n) {
 BodyExpected nbody_expected(std::span<const float> bodies, std::size_t body, float softening2) {
   const std::size_t n = bodies_in(bodies);
   const double xi = bodies[4 * body], yi = bodies[4 * body + 1], zi = bodies[4 * body + 2], eps2 = softening2;
-  TermSums sums[3];
-  std::vector<double> shells(kShells * 3);  // the sum of each shell's terms, per component
+  // The sum of each shell's terms, per component (3 of 4 doubles), in kCopies copies that successive
+  // bodies take in turn: neighbours in the same shell do not wait for each other's additions.
+  constexpr std::size_t kCopies = 4;
+  std::vector<double> shells(kCopies * kShells * 4);
   std::size_t lowest = kShells, highest = 0;
+  double sum[3] = {0, 0, 0}, magnitude[3] = {0, 0, 0}, squares[3] = {0, 0, 0};
   for (std::size_t j = 0; j < n; ++j) {
     const double d[3] = {bodies[4 * j] - xi, bodies[4 * j + 1] - yi, bodies[4 * j + 2] - zi};
     const double dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
@@ -105,20 +108,25 @@ BodyExpected nbody_expected(std::span<const float> bodies, std::size_t body, flo
     const std::size_t shell = shell_of(dist2);
     lowest = std::min(lowest, shell);
     highest = std::max(highest, shell);
+    double* to = &shells[((j % kCopies) * kShells + shell) * 4];
     for (int c = 0; c < 3; ++c) {
       const double term = d[c] * s;
-      sums[c].sum += term;
-      sums[c].magnitude += std::fabs(term);
-      sums[c].squares += term * term;
-      shells[shell * 3 + c] += term;
+      sum[c] += term;
+      magnitude[c] += std::fabs(term);
+      squares[c] += term * term;
+      to[c] += term;
     }
   }
   BodyExpected out{};
   for (int c = 0; c < 3; ++c) {
-    for (std::size_t shell = lowest; shell <= highest && n > 0; ++shell)
-      sums[c].shells += std::fabs(shells[shell * 3 + c]);
-    out.accel[c] = sums[c].sum;
-    out.bound[c] = nbody_bound(sums[c], n);
+    TermSums t{sum[c], magnitude[c], squares[c], 0};
+    for (std::size_t shell = lowest; shell <= highest && n > 0; ++shell) {
+      double in_shell = 0;
+      for (std::size_t copy = 0; copy < kCopies; ++copy) in_shell += shells[(copy * kShells + shell) * 4 + c];
+      t.shells += std::fabs(in_shell);
+    }
+    out.accel[c] = t.sum;
+    out.bound[c] = nbody_bound(t, n);
   }
   return out;
 }
