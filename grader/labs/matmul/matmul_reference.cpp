@@ -224,20 +224,6 @@ std::vector<std::pair<double, std::size_t>> flagged(const Projection& p) {
   return out;
 }
 
-// `count` distinct numbers of 0..size-1 at random, sorted.
-std::vector<std::size_t> pick(Rng& rng, std::size_t size, std::size_t count) {
-  std::vector<std::size_t> all(size);
-  std::iota(all.begin(), all.end(), std::size_t{0});
-  count = std::min(count, size);
-  for (std::size_t i = 0; i < count; ++i)
-    std::swap(
-        all[i],
-        all[static_cast<std::size_t>(rng.integer(static_cast<std::int64_t>(i), static_cast<std::int64_t>(size) - 1))]);
-  all.resize(count);
-  std::sort(all.begin(), all.end());
-  return all;
-}
-
 // An element of C checked exactly.
 struct Checked {
   std::size_t index;  // i * n + j
@@ -295,6 +281,38 @@ std::vector<std::size_t> lines_of(const std::vector<std::pair<double, std::size_
 
 }  // namespace
 
+std::vector<std::size_t> matmul_sample_lines(Rng& rng, std::size_t size, std::size_t count, bool boundaries) {
+  std::vector<std::size_t> edges;  // the boundary lines
+  for (std::size_t first = 0; first < size; first += kMatmulBoundaryTile) {
+    edges.push_back(first);
+    edges.push_back(std::min(size, first + kMatmulBoundaryTile) - 1);
+  }
+  for (std::size_t i = size / kMatmulBoundaryTile * kMatmulBoundaryTile; i < size; ++i) edges.push_back(i);
+  std::vector<std::size_t> chosen;
+  if (boundaries)
+    chosen = edges;
+  else
+    for (std::size_t i = 0; i < kMatmulQuickBoundaries && size > 0; ++i)
+      chosen.push_back(edges[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(edges.size()) - 1))]);
+  for (std::size_t tile = 8; tile <= 256; tile *= 2)
+    if (size % tile != 0) chosen.push_back(size / tile * tile);
+  if (size > 0) chosen.insert(chosen.end(), {std::size_t{0}, size - 1});
+  std::sort(chosen.begin(), chosen.end());
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  // `count` more at random, none of them chosen already.
+  const std::size_t wanted = std::min(size, chosen.size() + count);
+  std::vector<std::size_t> drawn;
+  while (chosen.size() + drawn.size() < wanted) {
+    const auto line = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(size) - 1));
+    if (!std::binary_search(chosen.begin(), chosen.end(), line) &&
+        std::find(drawn.begin(), drawn.end(), line) == drawn.end())
+      drawn.push_back(line);
+  }
+  chosen.insert(chosen.end(), drawn.begin(), drawn.end());
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
 MatmulCheck matmul_check_at(std::span<const float> a, std::span<const float> b, std::size_t m, std::size_t n,
                             std::size_t k, std::span<const std::size_t> rows, std::span<const std::size_t> cols) {
   check_sizes(a, b, m, n, k);
@@ -332,7 +350,8 @@ Comparison matmul_check_large(std::span<const float> a, std::span<const float> b
   std::iota(every_row.begin(), every_row.end(), std::size_t{0});
   std::iota(every_col.begin(), every_col.end(), std::size_t{0});
   const auto full_rows = lines_of(bad_rows, kMatmulExactLines), full_cols = lines_of(bad_cols, kMatmulExactLines);
-  const auto grid_rows = pick(rng, m, kMatmulGridSide), grid_cols = pick(rng, n, kMatmulGridSide);
+  const auto grid_rows = matmul_sample_lines(rng, m, kMatmulGridSide, true);
+  const auto grid_cols = matmul_sample_lines(rng, n, kMatmulGridSide, true);
   std::vector<Checked> checked;
   check_block(checked, a, b, c, m, n, k, full_rows, every_col);
   check_block(checked, a, b, c, m, n, k, every_row, full_cols);
@@ -346,8 +365,9 @@ Comparison matmul_check_large(std::span<const float> a, std::span<const float> b
   };
   cmp.note = fmt::format(
       "counted over the elements checked exactly: {} full row(s) and {} full column(s) with the largest projection "
-      "residuals, and a random {} x {} grid; projections on {} random ±1 vectors flag {} of {} rows (C x against "
-      "A (B x){}) and {} of {} columns (y C against (y A) B{})",
+      "residuals, and a grid of {} rows and {} columns (every tile boundary, the last partial tiles, the rest at "
+      "random); projections on {} random ±1 vectors flag {} of {} rows (C x against A (B x){}) and {} of {} columns "
+      "(y C against (y A) B{})",
       full_rows.size(), full_cols.size(), grid_rows.size(), grid_cols.size(), kV, bad_rows.size(), m,
       worst("row", bad_rows), bad_cols.size(), n, worst("column", bad_cols));
   return cmp;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -70,34 +71,62 @@ void plummer_point(Rng& rng, float a, float cutoff, float* xyz) {
   xyz[2] = static_cast<float>(r * z);
 }
 
+// The shell of distance of a term, for nbody_bound's `shells`: a quarter of a binade of the squared
+// distance (the exponent and the two leading mantissa bits of its float), 1,024 shells in all.
+constexpr int kShellBits = 2;
+constexpr std::size_t kShells = std::size_t{1} << (8 + kShellBits);
+std::size_t shell_of(double dist2) {
+  return std::bit_cast<std::uint32_t>(static_cast<float>(dist2)) >> (23 - kShellBits);
+}
+
 }  // namespace
 
-double nbody_error_factor(std::size_t n) {
+double nbody_bound(const TermSums& t, std::size_t n) {
   const double u = std::ldexp(1.0, -24), nd = static_cast<double>(n);
-  const double worst_case = nd * u < 1 ? nd * u / (1 - nd * u) : INFINITY;
-  const double lambda = 10;  // fails a correct component with probability below 2 n exp(-50)
-  const double probabilistic = std::expm1(lambda * std::sqrt(nd) * u + nd * u * u / (1 - u));
-  return kTermError * u + std::min(worst_case, probabilistic);
+  const double terms = kTermError * u * std::min(t.magnitude, t.shells + kLambda * std::sqrt(t.squares));
+  const double worst_case = nd * u < 1 ? nd * u / (1 - nd * u) * t.magnitude : INFINITY;
+  // Higham and Mary's bound over partial sums of about k a / n plus a random walk; the last factor
+  // covers the partial sums being the computed ones, within about lambda sqrt(n) u of the exact.
+  const double partial_sums = 2 * nd / 3 * (t.sum * t.sum + t.squares);
+  const double probabilistic = kLambda * u * std::sqrt(partial_sums) * (1 + kLambda * std::sqrt(nd) * u);
+  return terms + std::min(worst_case, probabilistic) + nd * u * u * t.magnitude + nd * FLT_MIN;
 }
 
 BodyExpected nbody_expected(std::span<const float> bodies, std::size_t body, float softening2) {
   const std::size_t n = bodies_in(bodies);
   const double xi = bodies[4 * body], yi = bodies[4 * body + 1], zi = bodies[4 * body + 2], eps2 = softening2;
-  double sum[3] = {0, 0, 0}, magnitude[3] = {0, 0, 0};
+  // The sum of each shell's terms, per component (3 of 4 doubles), in kCopies copies that successive
+  // bodies take in turn: neighbours in the same shell do not wait for each other's additions.
+  constexpr std::size_t kCopies = 4;
+  std::vector<double> shells(kCopies * kShells * 4);
+  std::size_t lowest = kShells, highest = 0;
+  double sum[3] = {0, 0, 0}, magnitude[3] = {0, 0, 0}, squares[3] = {0, 0, 0};
   for (std::size_t j = 0; j < n; ++j) {
     const double d[3] = {bodies[4 * j] - xi, bodies[4 * j + 1] - yi, bodies[4 * j + 2] - zi};
     const double dist2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + eps2;
     const double s = bodies[4 * j + 3] / (dist2 * std::sqrt(dist2));
+    const std::size_t shell = shell_of(dist2);
+    lowest = std::min(lowest, shell);
+    highest = std::max(highest, shell);
+    double* to = &shells[((j % kCopies) * kShells + shell) * 4];
     for (int c = 0; c < 3; ++c) {
-      sum[c] += d[c] * s;
-      magnitude[c] += std::fabs(d[c] * s);
+      const double term = d[c] * s;
+      sum[c] += term;
+      magnitude[c] += std::fabs(term);
+      squares[c] += term * term;
+      to[c] += term;
     }
   }
-  const double factor = nbody_error_factor(n);
   BodyExpected out{};
   for (int c = 0; c < 3; ++c) {
-    out.accel[c] = sum[c];
-    out.bound[c] = factor * magnitude[c] + static_cast<double>(n) * FLT_MIN;
+    TermSums t{sum[c], magnitude[c], squares[c], 0};
+    for (std::size_t shell = lowest; shell <= highest && n > 0; ++shell) {
+      double in_shell = 0;
+      for (std::size_t copy = 0; copy < kCopies; ++copy) in_shell += shells[(copy * kShells + shell) * 4 + c];
+      t.shells += std::fabs(in_shell);
+    }
+    out.accel[c] = t.sum;
+    out.bound[c] = nbody_bound(t, n);
   }
   return out;
 }
@@ -144,39 +173,68 @@ Comparison nbody_check(std::span<const float> bodies, float softening2, std::spa
       sample.size() == n
           ? fmt::format("every body's acceleration was compared with the double-precision sum over all {} bodies", n)
           : fmt::format(
-                "every word was checked to be written and finite (w = 0), and the accelerations of {} bodies "
-                "chosen at random after the launch against the double-precision sum over all {} bodies "
-                "(a kernel that skips or approximates some bodies fails with overwhelming probability)",
+                "every word was checked to be written and finite (w = 0), and the accelerations of {} bodies (the "
+                "first and the last, bodies at tile boundaries, the rest chosen at random after the launch) against "
+                "the double-precision sum over all {} bodies (a kernel that skips or approximates some bodies fails "
+                "with overwhelming probability)",
                 sample.size(), n);
   return detail::finish(std::move(c), wrong);
 }
 
-std::vector<std::size_t> nbody_sample(Rng& rng, std::size_t n, std::size_t count) {
+std::vector<std::size_t> nbody_sample(Rng& rng, std::size_t n, std::size_t count, bool boundaries) {
   std::vector<std::size_t> chosen;
   if (n <= count) {
     chosen.resize(n);
     for (std::size_t i = 0; i < n; ++i) chosen[i] = i;
     return chosen;
   }
-  while (chosen.size() < count) {
-    const auto body = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n) - 1));
-    if (std::find(chosen.begin(), chosen.end(), body) == chosen.end()) chosen.push_back(body);
+  // Tile boundaries: the first and last body of every tile of kBoundaryTile, and where the last
+  // tile of a power of two from 32 to 1,024 bodies is partial, its first body.
+  std::vector<std::size_t> edges;
+  for (std::size_t first = 0; first < n; first += kBoundaryTile) {
+    edges.push_back(first);
+    edges.push_back(std::min(n, first + kBoundaryTile) - 1);
   }
+  for (std::size_t tile = 32; tile <= 1024; tile *= 2) edges.push_back(n / tile * tile);
+  std::erase_if(edges, [n](std::size_t i) { return i >= n; });
+  if (!boundaries)
+    for (std::size_t i = 0; i < kQuickBoundaries; ++i)
+      chosen.push_back(edges[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(edges.size()) - 1))]);
+  else
+    chosen = edges;
+  chosen.push_back(0);
+  chosen.push_back(n - 1);
+  std::sort(chosen.begin(), chosen.end());
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  // `count` more at random, none of them chosen already.
+  const std::size_t wanted = std::min(n, chosen.size() + count);
+  std::vector<std::size_t> drawn;
+  while (chosen.size() + drawn.size() < wanted) {
+    const auto body = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n) - 1));
+    if (!std::binary_search(chosen.begin(), chosen.end(), body) &&
+        std::find(drawn.begin(), drawn.end(), body) == drawn.end())
+      drawn.push_back(body);
+  }
+  chosen.insert(chosen.end(), drawn.begin(), drawn.end());
   std::sort(chosen.begin(), chosen.end());
   return chosen;
 }
 
 std::vector<float> nbody_inputs(Rng& rng, std::size_t n, std::string_view distribution) {
   std::vector<float> bodies(n * kBodyFloats);
-  if (distribution == "cube") {
+  if (distribution == "cube" || distribution == "signed") {
     draw_each(rng, std::span(bodies), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
   } else if (distribution == "plummer") {
     for (std::size_t i = 0; i < n; ++i) plummer_point(rng, 0.1f, 2.0f, &bodies[i * kBodyFloats]);
   } else {
     throw std::invalid_argument("unknown nbody distribution '" + std::string(distribution) +
-                                "': use \"cube\" or \"plummer\" in the case");
+                                "': use \"cube\", \"plummer\" or \"signed\" in the case");
   }
-  for (std::size_t i = 0; i < n; ++i) bodies[i * kBodyFloats + 3] = rng.uniform(0.5f, 1.0f);
+  const bool signed_masses = distribution == "signed";
+  for (std::size_t i = 0; i < n; ++i) {
+    const float mass = rng.uniform(0.5f, 1.0f);
+    bodies[i * kBodyFloats + 3] = signed_masses && (rng.next() & 1) ? -mass : mass;
+  }
   return bodies;
 }
 

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <vector>
 
 #include "gpulab/compare.hpp"
@@ -191,4 +192,53 @@ TEST_CASE("the exact elements at chosen rows and columns are those of the full m
       }
   }
   CHECK_THROWS(reference::matmul_check_at(p.a, p.b, p.m, p.n, p.k, std::vector<std::size_t>{37}, cols));
+}
+
+TEST_CASE("a full sample of lines holds every block boundary of 128, all of a last partial block, and more at random") {
+  for (const std::size_t size : {4095u, 4096u, 300u}) {
+    CAPTURE(size);
+    Rng rng(5);
+    const auto lines = reference::matmul_sample_lines(rng, size, 64, true);
+    const std::set<std::size_t> in(lines.begin(), lines.end());
+    CHECK(std::is_sorted(lines.begin(), lines.end()));
+    CHECK(in.size() == lines.size());
+    for (std::size_t first = 0; first < size; first += 128) {
+      CHECK(in.count(first) == 1);
+      CHECK(in.count(std::min(size, first + 128) - 1) == 1);
+    }
+    for (std::size_t i = size / 128 * 128; i < size; ++i) CHECK(in.count(i) == 1);
+    std::size_t boundaries = 2 * ((size + 127) / 128) + size % 128;
+    for (std::size_t tile = 8; tile <= 256; tile *= 2) CHECK((size % tile == 0 || in.count(size / tile * tile) == 1));
+    CHECK(lines.size() >= std::min(size, 64 + boundaries - 2));  // boundaries shared by two counts are
+    CHECK(lines.size() <= 64 + boundaries + 6);                  // counted once; 256's tile may add one
+  }
+  Rng few(5);
+  CHECK(reference::matmul_sample_lines(few, 3, 64, true) == std::vector<std::size_t>{0, 1, 2});
+}
+
+TEST_CASE(
+    "a quick sample of lines holds the first, the last and the start of every partial tile, and some boundaries") {
+  Rng rng(6);
+  const std::size_t size = 4093;  // 4093 % 8 = 5, the last tiles of 8 to 256 are partial
+  const auto lines = reference::matmul_sample_lines(rng, size, 16, false);
+  const std::set<std::size_t> in(lines.begin(), lines.end());
+  for (const std::size_t line : {std::size_t{0}, size - 1}) CHECK(in.count(line) == 1);
+  for (std::size_t tile = 8; tile <= 256; tile *= 2) CHECK(in.count(size / tile * tile) == 1);
+  CHECK(lines.size() <= 16 + reference::kMatmulQuickBoundaries + 2 + 6);
+  CHECK(lines.size() >= 16 + 8);
+}
+
+TEST_CASE(
+    "one element in the last row and column, off by tens of its bound, fails the large check: no sample misses it") {
+  const Product p = make_product(300, 280, 310, 13);
+  const auto corner = reference::matmul_check_at(p.a, p.b, p.m, p.n, p.k, std::vector<std::size_t>{p.m - 1},
+                                                 std::vector<std::size_t>{p.n - 1});
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    CAPTURE(seed);
+    std::vector<float> c = p.c;
+    c.back() = static_cast<float>(corner.expected[0] + 30 * corner.bound[0]);  // below any line's tolerance
+    const Comparison cmp = check(p, c, seed);
+    CHECK_FALSE(cmp.ok());
+    CHECK(cmp.wrong == 1);
+  }
 }

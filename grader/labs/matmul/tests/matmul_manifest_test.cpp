@@ -25,3 +25,29 @@ TEST_CASE("the same seed draws the same random cases, another seed other ones, a
   }
   CHECK(differs);
 }
+
+TEST_CASE("matmul is timed on no-cancel inputs, and every run draws no-cancel inputs just below the timing size") {
+  for (const DeviceClass device : {DeviceClass::gpu, DeviceClass::cpu}) {
+    const Manifest m =
+        with_random_cases(load_manifest(fs::path(GPULAB_REPO) / "labs/01-matmul/lab.toml"), 7, false, device);
+    const int top = device == DeviceClass::gpu ? 4096 : 512;
+    int timing = 0, stress = 0;
+    for (const auto& c : m.cases) {
+      CAPTURE(c.name);
+      if (c.timing && c.runs_on(device)) {
+        CHECK(c.params.at("inputs") == "no-cancel");
+        ++timing;
+      }
+      if (c.name.rfind("stress", 0) != 0) continue;
+      ++stress;
+      CHECK(c.params.at("inputs") == "no-cancel");
+      for (const char* dim : {"m", "n", "k"}) {
+        const int size = c.params.at(dim).get<int>();
+        CHECK(size < top);
+        CHECK(size > top - 8);
+      }
+    }
+    CHECK(timing == 1);
+    CHECK(stress == 1);
+  }
+}

@@ -27,14 +27,31 @@ TEST_CASE("every nbody case, listed or random, has a positive softening and a kn
   CHECK(random_softenings.size() == 2);
 }
 
-TEST_CASE("the GPU timing case of nbody is a multiple of every tile, and the CPU one is checked in full") {
+TEST_CASE("every run of nbody draws bodies of either sign just below the timing size, with either softening") {
+  for (const DeviceClass device : {DeviceClass::gpu, DeviceClass::cpu}) {
+    const Manifest m =
+        with_random_cases(load_manifest(fs::path(GPULAB_REPO) / "labs/08-nbody/lab.toml"), 7, false, device);
+    std::set<double> softenings;
+    for (const auto& c : m.cases) {
+      if (c.params.value("distribution", "cube") != "signed") continue;
+      CAPTURE(c.name);
+      CHECK(c.name.rfind("stress", 0) == 0);
+      CHECK(c.params.at("n").get<std::int64_t>() > (device == DeviceClass::gpu ? 262144 - 32 : 4096 - 32));
+      softenings.insert(c.params.at("softening2").get<double>());
+    }
+    CHECK(softenings.size() == 2);
+  }
+}
+
+TEST_CASE("each run trims the nbody timing cases by up to 255 bodies, and the CPU one is checked in full") {
   const Manifest m = load_manifest(fs::path(GPULAB_REPO) / "labs/08-nbody/lab.toml");
   int timing = 0;
   for (const auto& c : m.cases) {
     if (!c.timing) continue;
     CAPTURE(c.name);
     const auto n = c.params.at("n").get<std::int64_t>();
-    CHECK(n % 512 == 0);
+    CHECK(n % 512 == 0);  // the listed count; each run takes 0..255 off
+    CHECK(c.trim == std::vector<std::pair<std::string, std::int64_t>>{{"n", 255}});
     if (c.devices == std::vector<DeviceClass>{DeviceClass::cpu}) CHECK(n <= 4096);
     ++timing;
   }
