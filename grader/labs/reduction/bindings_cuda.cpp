@@ -1,5 +1,5 @@
-// Calls the student's CUDA sums (labs/05-reduction/reduction.cu) with device pointers; CUB's
-// DeviceReduce::Sum is the library calibration.
+// Calls the student's CUDA sums (labs/05-reduction/reduction.cu) with device pointers; the harness's
+// tree is the staff calibration, CUB's DeviceReduce::Sum the library one.
 #include "baselines_cuda.hpp"
 #include "gpulab/backend/cuda.hpp"
 #include "lab_driver.hpp"
@@ -19,6 +19,13 @@ ReduceLaunch bind_reduce(Device&, const std::string& function) {
   const Function f = find_function(functions, function);
   return [f](Buffer& in, Buffer& scratch, Buffer& out, int n) {
     f(cuda::pointer<const float>(in), cuda::pointer<float>(scratch), cuda::pointer<float>(out), n);
+  };
+}
+
+ReduceLaunch staff_reduce(Device&) {
+  return [](Buffer& in, Buffer& scratch, Buffer& out, int n) {
+    reduction_cuda::staff_tree_sum(cuda::pointer<const float>(in), cuda::pointer<float>(scratch),
+                                   cuda::pointer<float>(out), n);
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -15,6 +16,7 @@ namespace gpulab::reference {
 namespace {
 
 constexpr std::uint32_t kMantissa = 0x007FFFFFu;
+constexpr std::uint32_t kSign = 0x80000000u;
 constexpr std::uint32_t kExponentOfOne = 0x3F800000u;  // the bits of 1.0f: [1, 2) shares them
 
 std::uint32_t bits_of(float x) { return std::bit_cast<std::uint32_t>(x); }
@@ -22,14 +24,33 @@ std::uint32_t bits_of(float x) { return std::bit_cast<std::uint32_t>(x); }
 // The counts of one part of the input.
 BinadeCounts count_part(std::span<const float> values) {
   BinadeCounts c;
-  c.n = static_cast<std::int64_t>(values.size());
+  const std::array<SignCounts*, 2> sides{&c.positive, &c.negative};
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::uint32_t bits = bits_of(values[i]);
-    if ((bits & ~kMantissa) != kExponentOfOne)
-      throw std::invalid_argument(fmt::format("element {} ({}) lies outside [1, 2)", i, values[i]));
-    for (int b = 0; b < 23; ++b) c.ones[b] += (bits >> b) & 1u;
+    if ((bits & ~kMantissa & ~kSign) != kExponentOfOne)
+      throw std::invalid_argument(fmt::format("element {} ({}) has a magnitude outside [1, 2)", i, values[i]));
+    SignCounts& side = *sides[bits >> 31];  // an index, not a branch: balanced inputs have random signs
+    side.n += 1;
+    for (int b = 0; b < 23; ++b) side.ones[b] += (bits >> b) & 1u;
   }
   return c;
+}
+
+void add(SignCounts& to, const SignCounts& part) {
+  to.n += part.n;
+  for (int b = 0; b < 23; ++b) to.ones[b] += part.ones[b];
+}
+
+// The sum of one sign's magnitudes under `mask`'s mantissa bits, in units of 2^-23: each element is
+// 2^23 + its mantissa, at most 2^28 * 2^24 = 2^52 units. `any_bit` gathers the mantissa bits set.
+std::int64_t magnitude_units(const SignCounts& c, std::uint32_t mask, std::uint32_t& any_bit) {
+  std::int64_t units = c.n << 23;
+  for (int b = 0; b < 23; ++b) {
+    const std::int64_t set = (mask >> b) & 1u ? c.n - c.ones[b] : c.ones[b];
+    units += set << b;
+    if (set > 0) any_bit |= 1u << b;
+  }
+  return units;
 }
 
 }  // namespace
@@ -41,8 +62,8 @@ BinadeCounts count_mantissa_bits(std::span<const float> values) {
   parallel_ranges(values.size(), [&](std::size_t begin, std::size_t end) {
     const BinadeCounts part = count_part(values.subspan(begin, end - begin));
     const std::lock_guard lock(merge);
-    total.n += part.n;
-    for (int b = 0; b < 23; ++b) total.ones[b] += part.ones[b];
+    add(total.positive, part.positive);
+    add(total.negative, part.negative);
   });
   return total;
 }
@@ -50,25 +71,35 @@ BinadeCounts count_mantissa_bits(std::span<const float> values) {
 ExactSum exact_sum(const BinadeCounts& counts, std::uint32_t mask) {
   if ((mask & ~kSignAndMantissa) != 0)
     throw std::invalid_argument(fmt::format("mask {:#010x} changes exponent bits", mask));
-  // In units of 2^-23: each element is 2^23 + its mantissa; at most 2^28 * 2^24 = 2^52 units.
-  std::int64_t units = counts.n << 23;
-  std::uint32_t any_bit = 0;  // the mantissa bits set in some element
-  for (int b = 0; b < 23; ++b) {
-    const std::int64_t set = (mask >> b) & 1u ? counts.n - counts.ones[b] : counts.ones[b];
-    units += set << b;
-    if (set > 0) any_bit |= 1u << b;
-  }
+  std::uint32_t any_bit = 0;
+  const std::int64_t positive = magnitude_units(counts.positive, mask, any_bit),
+                     negative = magnitude_units(counts.negative, mask, any_bit);
+  const std::int64_t signed_units = mask & kSign ? negative - positive : positive - negative;
   ExactSum e;
-  e.sum_abs = std::ldexp(static_cast<double>(units), -23);
-  e.sum = mask >> 31 ? -e.sum_abs : e.sum_abs;
+  e.n = counts.n();
+  e.sum = std::ldexp(static_cast<double>(signed_units), -23);
+  e.sum_abs = std::ldexp(static_cast<double>(positive + negative), -23);
+  e.sum_squares = 2 * e.sum_abs;
   e.unit_bits = any_bit == 0 ? 0 : 23 - std::countr_zero(any_bit);
   return e;
 }
 
-double sum_tolerance(std::int64_t n, const ExactSum& exact) {
+float balanced_element(std::uint64_t random_bits) {
+  const bool negative = (random_bits >> 63) & 1u, all_ones = (random_bits >> 62) & 1u;
+  const std::uint32_t low = negative ? 0u : all_ones ? 0xFFFu : 0x001u;
+  const auto high = static_cast<std::uint32_t>(random_bits) & 0x007FE000u;
+  return std::bit_cast<float>((negative ? kSign : 0u) | kExponentOfOne | high | low);
+}
+
+double sum_tolerance(const ExactSum& exact, Inputs inputs) {
   if (exact.sum_abs * std::ldexp(1.0, exact.unit_bits) <= std::ldexp(1.0, 24)) return 0.0;
   const double u = std::ldexp(1.0, -24);
-  return kToleranceLambda * std::sqrt(static_cast<double>(n - 1)) * u * exact.sum_abs;
+  if (inputs == Inputs::balanced) {
+    constexpr double depth = kMaxSerialPartials / 2 + kMaxPairLevels;
+    return kToleranceLambda * u * std::sqrt((depth + 1) * (exact.sum_squares + exact.sum * exact.sum));
+  }
+  const double depth = static_cast<double>(std::min(exact.n - 1, kMaxDepth));
+  return kToleranceLambda * std::sqrt(depth) * u * exact.sum_abs;
 }
 
 double sum_one_core(std::span<const float> values) {
