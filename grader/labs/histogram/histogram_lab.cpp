@@ -103,11 +103,22 @@ Comparison compare_bins(const Bins& expected, std::span<const std::uint32_t> got
   return cmp;
 }
 
-// A case's bytes and their histogram.
+// A case's bytes and their histogram; the bytes past the last whole word (n % 4 of them) apart, as
+// timed launches transform whole words and leave those as they are.
 struct CaseData {
   std::vector<std::uint8_t> bytes;
   Bins bins{};
+  Bins tail_bins{};
 };
+
+// The histogram of `data`'s bytes transformed by `t` (whole words only).
+Bins transformed_bins(const CaseData& data, const WordTransform& t) {
+  Bins words{};
+  for (std::size_t b = 0; b < words.size(); ++b) words[b] = data.bins[b] - data.tail_bins[b];
+  Bins out = reference::xored(words, static_cast<std::uint8_t>(t.xor_mask));
+  for (std::size_t b = 0; b < out.size(); ++b) out[b] += data.tail_bins[b];
+  return out;
+}
 
 // A timed launch's input: every byte XORed with one random non-zero byte (its histogram is the
 // case's with bins[b] moved to bins[b ^ m], exactly), the bytes of each word in a random order too
@@ -148,29 +159,49 @@ class HistogramDriver final : public LabDriver {
  public:
   std::string rate_work() const override { return "bytes of input read once"; }
 
-  // CUB's HistogramEven on uniform bytes, the size of the timing case, and the CPU on one core and
-  // on all of them.
+  // The staff kernel: the harness's own histogram of the fast task's design (per-lane bins, 16-byte
+  // loads), on uniform bytes of the timing case's size; fast's staff_fraction bound measures it again
+  // between the task's timed launches. Not on a CPU device, where no bound is set.
+  void prepare_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {
+    if (ctx.device.info().device_class != DeviceClass::gpu) return;
+    const int n = static_cast<int>(case_int(timing, "n"));
+    prepare_calibration_bytes(ctx, timing);
+    staff_bins_ = ctx.device.allocate(sizeof(Bins));
+    staff_ = labs::staff_histogram(ctx.device);
+    cal.probes["staff"] = Probe{[] {}, [this, n] { staff_(*calibration_input_, *staff_bins_, n); }, static_cast<double>(n)};
+  }
+
+  // The staff kernel and CUB's HistogramEven on uniform bytes, the size of the timing case, and the
+  // CPU on one core and on all of them.
   void measure_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {
     const int n = static_cast<int>(case_int(timing, "n"));
-    Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "calibration", timing.name));
-    const std::vector<std::uint8_t> bytes = uniform_bytes(static_cast<std::size_t>(n), rng);
+    prepare_calibration_bytes(ctx, timing);
+    if (const auto staff = cal.probes.find("staff"); staff != cal.probes.end())
+      cal.rates["staff"] = n / (median_launch_ms(ctx, staff->second) * 1e-3) / 1e9;
     if (auto vendor = labs::vendor_histogram(ctx.device, n)) {
-      const auto input = ctx.device.allocate(bytes.size());
-      input->upload(bytes.data(), bytes.size());
       const auto bins = ctx.device.allocate(sizeof(Bins));
       const double ms = median_launch_ms(
-          ctx, [&] { vendor->launch(*input, *bins, n); }, [&] { bins->fill(0); });
+          ctx, [&] { vendor->launch(*calibration_input_, *bins, n); }, [&] { bins->fill(0); });
       cal.library = vendor->name;
       cal.rates["library"] = n / (ms * 1e-3) / 1e9;
     }
     measure_cpu_rates(
-        ctx, cal, n, [&] { (void)reference::histogram_one_core(bytes); },
-        [&] { (void)reference::histogram_all_cores(bytes); });
+        ctx, cal, n, [&] { (void)reference::histogram_one_core(calibration_bytes_); },
+        [&] { (void)reference::histogram_all_cores(calibration_bytes_); });
   }
 
   CaseResult run(const RunContext& ctx, const Task& task, const Case& c) override;
 
  private:
+  // Uniform bytes of the timing case's size, on the host and on the device, drawn once.
+  void prepare_calibration_bytes(const RunContext& ctx, const Case& timing) {
+    if (calibration_input_) return;
+    Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "calibration", timing.name));
+    calibration_bytes_ = uniform_bytes(static_cast<std::size_t>(case_int(timing, "n")), rng);
+    calibration_input_ = ctx.device.allocate(calibration_bytes_.size());
+    calibration_input_->upload(calibration_bytes_.data(), calibration_bytes_.size());
+  }
+
   // The timing case's bytes are drawn once per run, not per task, and counted once: the timed
   // launches get new contents each (XOR masks), and the first launch of every task is checked.
   std::shared_ptr<const CaseData> data_for(const RunContext& ctx, const Task& task, const Case& c) {
@@ -179,11 +210,16 @@ class HistogramDriver final : public LabDriver {
       auto made = std::make_shared<CaseData>();
       made->bytes = make_bytes(c, rng);
       made->bins = reference::histogram_all_cores(made->bytes);
+      const std::size_t whole = made->bytes.size() / 4 * 4;
+      made->tail_bins = reference::histogram_one_core(std::span(made->bytes).subspan(whole));
       return made;
     });
   }
 
   TimingCaseData<CaseData> timing_data_;
+  std::vector<std::uint8_t> calibration_bytes_;
+  std::unique_ptr<Buffer> calibration_input_, staff_bins_;
+  labs::HistogramLaunch staff_;
 };
 
 CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const Case& c) {
@@ -191,17 +227,13 @@ CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const C
   // of each word shuffled (new_transform), and a set gets a new transform before each warm-up and
   // timed launch, written on the device from an untouched copy, and a large case's sets get a few
   // random words too (draw_patches), new ones each launch: no two launches alike, no result of an
-  // earlier one right again, and the expected bins follow exactly. The input buffer is exactly n bytes, with
+  // earlier one right again, and the expected bins follow exactly. Transforms work on whole words:
+  // the n % 4 bytes after the last one stay as they are. The input buffer is exactly n bytes, with
   // guard zones of 0x7F around it: a kernel that reads past the end counts bytes that are not there.
   const std::shared_ptr<const CaseData> data = data_for(ctx, task, c);
   const std::vector<std::uint8_t>& input = data->bytes;
-  const std::size_t n = input.size();
+  const std::size_t n = input.size(), whole = n / 4 * 4;
   const int count_of_sets = input_sets(c);
-  if (count_of_sets > 1 && n % 4 != 0)
-    throw std::invalid_argument(
-        fmt::format("timing case '{}': n must be a multiple of 4 (its inputs are "
-                    "transformed word by word)",
-                    c.name));
   Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
   struct Set {
     std::unique_ptr<Buffer> bytes, bins;
@@ -209,14 +241,15 @@ CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const C
     WordPatches patches;      // with these words written over it
     Bins expected;
   };
-  const PristineInput pristine(ctx.device, input.data(), n, count_of_sets);
+  const PristineInput pristine(ctx.device, input.data(), whole, count_of_sets);
   Rng patch_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "patches " + task.name, c.name));
   std::vector<Set> sets(count_of_sets);
   auto hold = [&](Set& set, const WordTransform& t) {
     set.transform = t;
-    set.expected = reference::xored(data->bins, static_cast<std::uint8_t>(t.xor_mask));
+    set.expected = transformed_bins(*data, t);
     set.patches = n >= kPatchedFrom ? draw_patches(patch_rng, input, t, set.expected) : WordPatches{};
-    pristine.write(*set.bytes, t, set.patches);
+    if (whole > 0) pristine.write(*set.bytes, t, set.patches);
+    if (whole < n) set.bytes->upload_range(input.data() + whole, whole, n - whole);
   };
   for (int i = 0; i < count_of_sets; ++i) {
     sets[i].bytes = ctx.device.allocate_guarded(n);

@@ -10,16 +10,26 @@
 using namespace gpulab;
 namespace fs = std::filesystem;
 
-TEST_CASE("every histogram timing case has a length that is a multiple of 4, as its word-wise input transforms need") {
-  const Manifest m = load_manifest(fs::path(GPULAB_REPO) / "labs/07-histogram/lab.toml");
-  int timing = 0;
-  for (const auto& c : m.cases) {
-    if (!c.timing) continue;
-    CAPTURE(c.name);
-    CHECK(c.params.at("n").get<std::int64_t>() % 4 == 0);
-    ++timing;
+TEST_CASE("every run draws histogram stress cases of one repeated byte just below the timing size, where a block's "
+          "16-bit counters overflow, on GPUs and CPU devices") {
+  const Manifest listed = load_manifest(fs::path(GPULAB_REPO) / "labs/07-histogram/lab.toml");
+  for (const DeviceClass device : {DeviceClass::gpu, DeviceClass::cpu}) {
+    CAPTURE(to_string(device));
+    const Manifest m = with_random_cases(listed, 11, false, device);
+    std::int64_t timing = 0, equal = 0;
+    for (const auto& c : m.cases) {
+      if (!c.runs_on(device)) continue;
+      if (c.timing) timing = c.params.at("n").get<std::int64_t>();
+      if (c.large && c.params.value("distribution", "") == "equal" && c.name.rfind("stress", 0) == 0)
+        equal = c.params.at("n").get<std::int64_t>();
+    }
+    REQUIRE(timing > 0);
+    CHECK(equal > timing - 16);
+    CHECK(equal % 16 != 0);  // a tail past the last 16-byte vector
+    // 8 blocks of 256 threads per compute unit (the reference's shared kernel): on PoCL's two units,
+    // 16 blocks; on an H100, 1056. Each counts n / blocks bytes of the one value.
+    CHECK(equal / (device == DeviceClass::cpu ? 16 : 1056) > 65535);
   }
-  CHECK(timing == 2);  // one for GPUs, one for CPU devices
 }
 
 TEST_CASE("the listed histogram cases use every distribution, and the random ones draw every distribution") {
