@@ -168,7 +168,8 @@ class HistogramDriver final : public LabDriver {
     prepare_calibration_bytes(ctx, timing);
     staff_bins_ = ctx.device.allocate(sizeof(Bins));
     staff_ = labs::staff_histogram(ctx.device);
-    cal.probes["staff"] = Probe{[] {}, [this, n] { staff_(*calibration_input_, *staff_bins_, n); }, static_cast<double>(n)};
+    cal.probes["staff"] =
+        Probe{[] {}, [this, n] { staff_(*calibration_input_, *staff_bins_, n); }, static_cast<double>(n)};
   }
 
   // The staff kernel and CUB's HistogramEven on uniform bytes, the size of the timing case, and the

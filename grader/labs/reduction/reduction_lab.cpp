@@ -33,8 +33,8 @@ std::vector<float> make_input(const Case& c, Rng& rng) {
   else if (distribution == "coarse")
     mantissa_bits = 0x00700000u;
   else if (distribution != "ones")
-    throw std::invalid_argument(fmt::format("case '{}': unknown distribution '{}' (fine, coarse, ones, precision)",
-                                            c.name, distribution));
+    throw std::invalid_argument(
+        fmt::format("case '{}': unknown distribution '{}' (fine, coarse, ones, precision)", c.name, distribution));
   draw_each(rng, std::span(values), [mantissa_bits](Rng& r) {
     return std::bit_cast<float>(0x3F800000u | (static_cast<std::uint32_t>(r.next()) & mantissa_bits));
   });
@@ -42,8 +42,7 @@ std::vector<float> make_input(const Case& c, Rng& rng) {
 }
 
 reference::Inputs inputs_of(const Case& c) {
-  return c.params.value("distribution", "coarse") == "precision" ? reference::Inputs::balanced
-                                                                  : reference::Inputs::any;
+  return c.params.value("distribution", "coarse") == "precision" ? reference::Inputs::balanced : reference::Inputs::any;
 }
 
 // The bits a timed launch's mask may flip: the sign and the mantissa, but for precision inputs not the
@@ -66,9 +65,7 @@ MaskBits mask_bits(const Case& c) {
 constexpr int kSpikes = 16;
 constexpr std::size_t kSpikedFrom = std::size_t{1} << 16;
 
-double spike_magnitude(double tolerance) {
-  return std::max(2.0, std::exp2(std::ceil(std::log2(4 * tolerance))));
-}
+double spike_magnitude(double tolerance) { return std::max(2.0, std::exp2(std::ceil(std::log2(4 * tolerance)))); }
 
 WordPatches draw_spikes(Rng& rng, std::size_t n, double magnitude) {
   WordPatches spikes;
@@ -192,8 +189,7 @@ class ReductionDriver final : public LabDriver {
       }
       const std::unique_ptr<Buffer> out = ctx.device.allocate(sizeof(float));
       const double ms = median_launch_ms(
-          ctx,
-          Probe{[] {}, [&] { vendor->launch(*in, *out, static_cast<int>(n)); }, static_cast<double>(bytes)});
+          ctx, Probe{[] {}, [&] { vendor->launch(*in, *out, static_cast<int>(n)); }, static_cast<double>(bytes)});
       cal.library = vendor->name;
       cal.rates["library"] = static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
     }

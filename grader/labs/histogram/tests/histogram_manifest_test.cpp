@@ -10,8 +10,9 @@
 using namespace gpulab;
 namespace fs = std::filesystem;
 
-TEST_CASE("every run draws histogram stress cases of one repeated byte just below the timing size, where a block's "
-          "16-bit counters overflow, on GPUs and CPU devices") {
+TEST_CASE(
+    "every run draws histogram stress cases of one repeated byte just below the timing size, where a block's "
+    "16-bit counters overflow, on GPUs and CPU devices") {
   const Manifest listed = load_manifest(fs::path(GPULAB_REPO) / "labs/07-histogram/lab.toml");
   for (const DeviceClass device : {DeviceClass::gpu, DeviceClass::cpu}) {
     CAPTURE(to_string(device));

@@ -108,8 +108,8 @@ float opencl_fast(const std::vector<float>& in, std::size_t groups, const Keep& 
       const auto at = [&](std::size_t vector, int c) { return in[4 * vector + c]; };
       for (; v + 3 * stride < vectors; v += 4 * stride)
         for (int c = 0; c < 4; ++c)
-          lane[c] = keep(lane[c] + keep(keep(at(v, c) + at(v + stride, c)) +
-                                        keep(at(v + 2 * stride, c) + at(v + 3 * stride, c))));
+          lane[c] = keep(
+              lane[c] + keep(keep(at(v, c) + at(v + stride, c)) + keep(at(v + 2 * stride, c) + at(v + 3 * stride, c))));
       for (; v < vectors; v += stride)
         for (int c = 0; c < 4; ++c) lane[c] = keep(lane[c] + at(v, c));
       float sum = (lane[0] + lane[1]) + (lane[2] + lane[3]);
@@ -151,8 +151,9 @@ std::vector<float> each(const std::vector<float>& in, float (*f)(float, int), in
 
 }  // namespace
 
-TEST_CASE("on balanced inputs the lab's designs stay well inside the tolerance, and sums of inputs or in accumulators "
-          "of fewer bits fall far outside it") {
+TEST_CASE(
+    "on balanced inputs the lab's designs stay well inside the tolerance, and sums of inputs or in accumulators "
+    "of fewer bits fall far outside it") {
   // 2^20 + 3: a tail past the last float4, a partial last block.
   for (const std::uint64_t seed : {1u, 2u, 3u}) {
     CAPTURE(seed);
@@ -174,7 +175,7 @@ TEST_CASE("on balanced inputs the lab's designs stay well inside the tolerance, 
     CHECK(error(pairs_in_global_memory(in)) * 3 <= tolerance);
 
     // Lower precision: at least three times the tolerance.
-    CHECK(error(tree(each(in, rounded, 10))) >= 3 * tolerance);         // inputs in half
+    CHECK(error(tree(each(in, rounded, 10))) >= 3 * tolerance);            // inputs in half
     CHECK(error(cuda_fast(each(in, rounded, 7), 1056)) >= 3 * tolerance);  // inputs in bfloat16
     CHECK(error(tree(each(in, truncated, 16))) >= 3 * tolerance);
     CHECK(error(cuda_fast(each(in, truncated, 16), 1056)) >= 3 * tolerance);

@@ -122,8 +122,9 @@ TEST_CASE("on 2^28 positive inputs a serial float sum, which stops growing near 
   CHECK(std::fabs(std::ldexp(1.0, 25) - exact.sum) > 1000 * tolerance);
 }
 
-TEST_CASE("on balanced inputs the tolerance is a fraction of one element up to 2^28 of them, and at the timing sizes "
-          "far below what rounding the inputs to 16 mantissa bits costs") {
+TEST_CASE(
+    "on balanced inputs the tolerance is a fraction of one element up to 2^28 of them, and at the timing sizes "
+    "far below what rounding the inputs to 16 mantissa bits costs") {
   for (const int log_n : {16, 22, 28}) {
     for (const double deviations : {1.0, 3.0}) {
       CAPTURE(log_n);

@@ -26,8 +26,9 @@ TEST_CASE("scan cases longer than one block of 1024 go only to the any-n and fas
   CHECK(longer > 0);
 }
 
-TEST_CASE("every run draws scan stress cases of words near 2^32 and of ones just below the timing size, and trims the "
-          "timed length") {
+TEST_CASE(
+    "every run draws scan stress cases of words near 2^32 and of ones just below the timing size, and trims the "
+    "timed length") {
   const Manifest listed = load_manifest(fs::path(GPULAB_REPO) / "labs/06-scan/lab.toml");
   for (const DeviceClass device : {DeviceClass::gpu, DeviceClass::cpu}) {
     CAPTURE(to_string(device));
