@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpulab/results.hpp"
+#include "runner_progress.hpp"
 #include "sandbox.hpp"
 
 namespace gpulab::cli {
@@ -11,13 +12,16 @@ namespace gpulab::cli {
 // What the supervisor knows of a runner process that ended early.
 struct EarlyExitFacts {
   ChildExit exit;
-  std::string current_case;     // the case it was in, "" between cases
-  std::string setup_error;      // its "error" event: it could not set up (open the device, calibrate)
-  double idle_timeout_s = 0;    // the progress timeout it was killed by, when it was
-  double lab_time_limit_s = 0;  // the whole lab's wall-clock limit
-  Limits limits;                // in force for this process: memory, disk, processes
-  std::string output_tail;      // the end of what it printed (the sandbox's own complaint)
-  std::string runner;           // its path
+  std::string current_case;                // the case it was in, "" between cases
+  std::string current_task;                // the task it was in, "" before the first and between tasks
+  RunnerStage stage = RunnerStage::ready;  // how far it got before its tasks
+  bool case_begun = true;                  // a case had begun in it: the student's kernels may have run
+  std::string setup_error;                 // its "error" event: it could not set up (open the device, calibrate)
+  double idle_timeout_s = 0;               // the progress timeout it was killed by, when it was
+  double lab_time_limit_s = 0;             // the whole lab's wall-clock limit
+  Limits limits;                           // in force for this process: memory, disk, processes
+  std::string output_tail;                 // the end of what it printed (the sandbox's own complaint)
+  std::string runner;                      // its path
 };
 
 struct EarlyExit {

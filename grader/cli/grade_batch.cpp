@@ -18,6 +18,7 @@
 #include "files.hpp"
 #include "gpulab/device.hpp"
 #include "gpulab/random.hpp"
+#include "gpulab/text.hpp"
 #include "machine_lock.hpp"
 #include "student_outputs.hpp"
 
@@ -235,6 +236,9 @@ void set_visibility(Batch& b) {
   for (const char* p : {"students", "tests", "site", "bench"}) b.hidden.push_back(b.tc.build_dir / p);
   b.hidden.push_back(b.submissions);
   b.hidden.push_back(b.out);
+  // A folder the sandbox users cannot reach (a private home) needs no hiding from them.
+  if (b.isolation.own_user)
+    std::erase_if(b.hidden, [](const fs::path& p) { return !access_denied(p, kProbeUser, F_OK).empty(); });
   b.needed = {b.tc.repo, b.tc.build_dir};
   if (const char* vendors = std::getenv("OCL_ICD_VENDORS"); vendors && fs::is_directory(vendors))
     b.needed.emplace_back(vendors);
@@ -276,6 +280,42 @@ void set_sanitizer(Batch& b) {
       "sanitizer gate: compute-sanitizer {} on the tasks that pass and whose kernels use shared memory or barriers "
       "(--sanitize: every tool and task; --no-sanitize: off)",
       fmt::join(b.sanitizer->tools, ", "));
+}
+
+// What the sandbox users must reach to grade anyone: the scratch folder (`probe`, made there as a
+// student's folders are), the harness's headers, and the graded labs' manifests and libraries. Not
+// the submissions: the grader copies each lab's files into the scratch folder itself.
+std::vector<SandboxNeed> sandbox_needs(const Batch& b, const fs::path& probe) {
+  std::vector<SandboxNeed> needs{{probe,
+                                  R_OK | X_OK,
+                                  "the scratch folder, where each submission is built and run,",
+                                  "give --out a folder outside it (the scratch folder is OUT/.scratch)",
+                                  {},
+                                  b.scratch},
+                                 {b.tc.repo / "common" / "include", R_OK | X_OK, "the harness's headers", "", {}, {}}};
+  const std::string course = "build the course in a folder other users can read";
+  for (const auto& m : b.labs) {
+    needs.push_back({m.path, R_OK, "the lab's manifest", course, {}, {}});
+    const auto& libraries = b.tc.config["labs"].value(m.name + "/" + b.backend, json::array());
+    for (const auto& library : libraries)
+      needs.push_back({library.get<std::string>(), R_OK, "the harness library", course, {}, {}});
+  }
+  return needs;
+}
+
+// Before any student: sandbox users that cannot reach what they need would fail every student for the
+// grader's sake, so the batch refuses to start, naming the folder and the fix. Only a root grader has
+// sandbox users; otherwise the sandbox runs as the grader's own user.
+// `made` is the outermost folder on the way to the scratch folder that the grader made itself.
+void check_sandbox_access(const Batch& b, const fs::path& made) {
+  if (!b.isolation.own_user) return;
+  const fs::path probe = b.scratch / "access-probe" / "labs";
+  fs::create_directories(probe);
+  auto needs = sandbox_needs(b, probe);
+  needs.front().made_by_grader = made;
+  const auto problem = first_unmet_need(needs, kProbeUser);
+  fs::remove_all(b.scratch / "access-probe");
+  if (problem) throw std::runtime_error(describe(*problem));
 }
 
 // OUT/calibration.json of an earlier --calibrate, when the same grader measured it.
@@ -386,7 +426,7 @@ void write_not_graded(const Batch& b, const StudentJob& job, const std::string& 
   r.grader_version = b.version;
   r.grader_error = true;
   r.max_score = max_score_of(b);
-  r.error = fmt::format("not graded: {}; it is graded again on the next run", why);
+  r.error = printable(fmt::format("not graded: {}; it is graded again on the next run", why));
   write_text_atomically(json(r).dump(2) + "\n", b.out / "students" / job.name / "result.json");
 }
 
@@ -621,6 +661,9 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   Batch b(tc, labs, backend, o);
   b.out = fs::absolute(o.out).lexically_normal();
   b.submissions = fs::absolute(o.submissions).lexically_normal();
+  fs::path made = b.out;  // the outermost folder of OUT's that the grader makes: its mode is the grader's umask's
+  while (!fs::exists(made.parent_path())) made = made.parent_path();
+  if (fs::exists(b.out)) made = b.out / ".scratch";
   fs::create_directories(b.out / "students");
   const FileLock lock = batch_lock(b.out, o.chunk || !o.finish.empty());
   b.version = grader_version(tc, labs, backend);
@@ -633,9 +676,10 @@ BatchSummary grade_batch(const Toolchain& tc, const std::vector<Manifest>& labs,
   }
   const auto students = o.chunk ? chunk_of_submissions(*o.chunk, b.submissions) : list_submissions(b.submissions);
   set_scratch(b);
+  set_visibility(b);
+  check_sandbox_access(b, made);  // before the devices are opened: a refusal comes at once
   choose_gpus(b);
   set_jobs_and_limits(b);
-  set_visibility(b);
   set_sanitizer(b);
   load_reference_calibration(b);
   if (o.chunk) write_task_status(b, students, started_at, nullptr);

@@ -34,8 +34,9 @@ std::string compile_failure_of_grader(const ChildExit& e, const std::string& out
   if (e.signal == SIGKILL || e.signal == SIGTERM || e.signal == SIGHUP || e.signal == SIGINT)
     return fmt::format("the compiler was killed by signal {} from outside the grader", e.signal);
   if (e.exited_with(ExitStatus::cannot_start))
-    return fmt::format("the sandbox could not start the compiler: {}", output.substr(0, 300));
-  if (e.exited_with(ExitStatus::cannot_execute)) return "the compiler could not be executed";
+    return fmt::format("the sandbox could not start the compiler: {}", sandbox_complaint(output));
+  if (e.exited_with(ExitStatus::cannot_execute))
+    return fmt::format("the compiler could not be executed: {}", sandbox_complaint(output));
   if (!e.exited_ok() && output.find_first_not_of(" \t\r\n") == std::string::npos)
     return fmt::format("the compiler failed (exit status {}) without printing any diagnostic",
                        WIFEXITED(e.status) ? WEXITSTATUS(e.status) : -1);
@@ -59,16 +60,11 @@ CommandRunner sandboxed_compiler(const Batch& b, const LabPlace& place, const fs
     const fs::path log = place.logs / "compile.log";
     fs::remove(log);
     const ChildExit e = run_isolated({"/bin/sh", "-c", command}, log, b.compile_limits, spec);
-    CommandOutput c;
+    BuildCommandOutput c;
     c.output = read_text(log);
     if (const std::string why = compile_failure_of_grader(e, c.output); !why.empty()) throw GraderFailure(why);
     c.status = e.exited_ok() ? 0 : 1;
-    if (e.killed_for == KillReason::timeout)
-      c.output += fmt::format("\nerror: the compiler was stopped after {:.0f} s (the compile time limit)",
-                              b.compile_limits.wall_s);
-    else if (e.killed_for == KillReason::memory)
-      c.output += fmt::format("\nerror: the compiler was stopped: it used more than {:.1f} GiB of memory",
-                              b.compile_limits.memory_bytes / double(1ull << 30));
+    if (c.status != 0) c.stopped_by = limit_that_stopped(e, c.output.size(), b.compile_limits);
     return c;
   };
 }
@@ -363,15 +359,17 @@ Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot) {
   record.score = score;
   record.graded_at = now_utc();
   record.duration_s = seconds_since(started);
+  record = printable_record(std::move(record));  // result.json too: instructors print it, and grep it
   write_student_files(record, student_out, gradescope_options(b.o));
   fs::remove_all(scratch);
   if (!b.o.quiet) {
     std::lock_guard lock(b.print_lock);
     if (refused)
-      fmt::print("  {}: refused: {}\n", job.name, record.error);
+      fmt::print("  {}: refused: {}\n", record.student, record.error);
     else
-      fmt::print("  {}: {} / {} points{} ({:.0f} s)\n", job.name, points_text(score), points_text(record.max_score),
-                 bonus > 0 ? fmt::format(", {} of them bonus", points_text(bonus)) : "", record.duration_s);
+      fmt::print("  {}: {} / {} points{} ({:.0f} s)\n", record.student, points_text(score),
+                 points_text(record.max_score), bonus > 0 ? fmt::format(", {} of them bonus", points_text(bonus)) : "",
+                 record.duration_s);
     std::fflush(stdout);
   }
   return refused ? Outcome::refused : Outcome::graded;

@@ -30,6 +30,7 @@ LabRun build_and_supervise(const LabJob& job) {
   }
   lab.warnings = warning_lines(warnings);
   lab.phases.compile_s = compile_s;
+  make_printable(lab);  // what student code and the tools wrote, before any report shows it
   return lab;
 }
 

@@ -4,6 +4,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "gpulab/text.hpp"
+
 namespace gpulab::cli {
 
 using nlohmann::json;
@@ -57,6 +59,44 @@ bool lab_named(const std::string& id, const std::string& name, const std::string
   if (wanted == id || wanted == name) return true;
   const std::string number = id.substr(0, id.find('-'));
   return wanted == number || (number.size() > 1 && number[0] == '0' && wanted == number.substr(1));
+}
+
+void make_printable(json& value) {
+  if (value.is_string()) {
+    value = printable(value.get<std::string>());
+  } else if (value.is_structured()) {
+    json cleaned = value.is_object() ? json::object() : json::array();
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      json item = it.value();
+      make_printable(item);
+      if (value.is_object())
+        cleaned[printable(it.key())] = std::move(item);
+      else
+        cleaned.push_back(std::move(item));
+    }
+    value = std::move(cleaned);
+  }
+}
+
+void make_printable(LabRun& lab) {
+  const auto clean = [](std::string& s) { s = printable(s); };
+  for (auto& t : lab.tasks) {
+    for (std::string* s : {&t.task, &t.function, &t.message, &t.details, &t.metric, &t.finding}) clean(*s);
+    for (auto& c : t.cases)
+      for (std::string* s : {&c.name, &c.message, &c.details, &c.finding}) clean(*s);
+  }
+  for (std::string* s : {&lab.output, &lab.grader_failure, &lab.calibration_doubt}) clean(*s);
+  for (auto& w : lab.warnings) clean(w);
+  make_printable(lab.device);
+  for (auto& p : lab.profile) {
+    clean(p.note);
+    clean(p.case_name);
+    for (auto& k : p.kernels) {
+      clean(k.kernel);
+      for (auto& c : k.counters)
+        for (std::string* s : {&c.label, &c.value, &c.reading}) clean(*s);
+    }
+  }
 }
 
 LabRun lab_of(const Manifest& m, const std::string& backend) {

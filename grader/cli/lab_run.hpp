@@ -87,6 +87,13 @@ struct LabRun {
   double max_points() const;  // bonus tasks excluded
 };
 
+// Every text of `lab` that student code or a tool wrote (messages, details, the program's output, build
+// logs, the device's names, profiler readings) made printable (gpulab/text.hpp): no terminal escape
+// or other control character reaches a report, a JSON file, a feedback page or the gradebook.
+void make_printable(LabRun& lab);
+// The same for every string in a JSON value (the device event).
+void make_printable(nlohmann::json& value);
+
 // A lab record with the manifest's names and no result yet.
 LabRun lab_of(const Manifest& manifest, const std::string& backend);
 

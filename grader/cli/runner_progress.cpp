@@ -41,17 +41,28 @@ void take_case_time(RunnerProgress& p, const json& e, const ProcessClock& clock)
 
 void take_event(RunnerProgress& p, const json& e, ProcessClock& clock) {
   const std::string kind = e.value("event", "");
-  if (kind == "device") {
+  if (kind == "start") {
+    p.stage = std::max(p.stage, RunnerStage::opening_device);
+  } else if (kind == "build_begin") {
+    p.stage = std::max(p.stage, RunnerStage::building_kernels);
+  } else if (kind == "build_end") {
+    p.stage = RunnerStage::ready;
+  } else if (kind == "device") {
     p.device = e;
     p.device.erase("event");
+    p.stage = std::max(p.stage, RunnerStage::device_open);
   } else if (kind == "calibration") {
     take_calibration(p, e, clock);
+    p.stage = std::max(p.stage, RunnerStage::ready);
   } else if (kind == "task_begin") {
     p.current_task = e.at("task");
     p.current_case.clear();
+    p.stage = RunnerStage::ready;
     clock.task_begun = true;
   } else if (kind == "case_begin") {
     p.current_case = e.at("case");
+    p.stage = RunnerStage::ready;
+    p.case_begun = true;
     clock.case_began_at = e.value("at_s", 0.0);
   } else if (kind == "case_end") {
     take_case_time(p, e, clock);

@@ -14,6 +14,15 @@
 
 namespace gpulab::cli {
 
+// How far a runner process got before its tasks: its events say, in this order.
+enum class RunnerStage {
+  loading,           // no event: the program was loading, global objects' constructors running
+  opening_device,    // "start": main began; the device is not open yet
+  device_open,       // "device": opened; the student's kernels are not being built yet
+  building_kernels,  // "build_begin" without "build_end": the device's compiler is building them
+  ready,             // "build_end", or a calibrating runner past the device: calibrating or in its tasks
+};
+
 struct RunnerProgress {
   nlohmann::json device;                   // the "device" event without its "event" key; null when none
   std::optional<Calibration> calibration;  // the last well-formed "calibration" event
@@ -21,7 +30,9 @@ struct RunnerProgress {
   std::string calibration_doubt;
   std::vector<TaskResult> task_results;    // the "task_end" events, in order, as the runner wrote them
   std::string current_task, current_case;  // where the process was when the file ends; "" between them
-  std::string setup_error;                 // an "error" event's message: the runner could not set up
+  RunnerStage stage = RunnerStage::loading;
+  bool case_begun = false;  // a case began: the student's kernels may have run
+  std::string setup_error;  // an "error" event's message: the runner could not set up
   // Of the runner's own clock: calibration_s, correctness_s, timing_s and timed_launches_s.
   PhaseTimes phases;
 };

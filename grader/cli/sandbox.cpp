@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -12,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +24,7 @@
 #include <thread>
 
 #include "files.hpp"
+#include "gpulab/text.hpp"
 
 extern char** environ;
 
@@ -105,17 +108,18 @@ std::vector<std::string> bubblewrap_prefix(const Isolation& iso, const SandboxSp
                              "/proc"};
   // A tmpfs that hides a folder is writable and its pages are not in anyone's resident memory: keep
   // it small (shared memory above gets 256 MiB).
+  std::error_code ec;  // a path the grader cannot see is left out, as a missing one is
   auto add = [&](const char* option, const fs::path& p) {
-    if (!fs::is_directory(p)) return;
+    if (!fs::is_directory(p, ec)) return;
     if (std::string_view(option) == "--tmpfs") a.insert(a.end(), {"--size", "1048576"});
     a.insert(a.end(), {option, p.string()});
   };
   auto add_bind = [&](const char* option, const fs::path& p) {
-    if (fs::exists(p)) a.insert(a.end(), {option, p.string(), p.string()});
+    if (fs::exists(p, ec)) a.insert(a.end(), {option, p.string(), p.string()});
   };
   // Other users' files, the instructor's home, sockets (a Docker or X11 socket needs no network).
   for (const char* system : {"/tmp", "/var/tmp", "/home", "/root", "/run"})
-    if (!fs::is_symlink(system)) add("--tmpfs", system);
+    if (!fs::is_symlink(system, ec)) add("--tmpfs", system);
   for (const auto& p : spec.needed) add_bind("--ro-bind", p);
   for (const auto& p : spec.hidden) add("--tmpfs", p);
   for (const auto& p : spec.visible) add_bind("--ro-bind", p);
@@ -230,9 +234,12 @@ struct ChildFiles {
   FileDescriptor input, output, progress;
 };
 
-// What the forked child needs to become the command.
+// What the forked child needs to become the command, all of it made before the fork: the child of a
+// grader with threads may only make system calls (another thread may have held the allocator's
+// lock), and must never throw back into the grader's code.
 struct ChildSetup {
-  const std::vector<std::string>& argv;
+  std::vector<char*> argv;         // the command as executed (bubblewrap's options first), null-ended
+  std::vector<char*> environment;  // null-ended
   const ChildFiles& files;
   const Limits& limits;
   const SandboxSpec& spec;
@@ -279,33 +286,43 @@ void enter_isolation(const SandboxSpec& spec, pid_t grader) {
   }
   // Dies with the grader, even without bubblewrap (set after the user switch, which clears it).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != grader) ::_exit(exit_code(ExitStatus::cannot_start));
-  if (!spec.scratch.empty() && ::chdir(spec.scratch.c_str()) != 0) ::_exit(exit_code(ExitStatus::cannot_start));
+  if (::getppid() != grader) {
+    std::fprintf(stderr, "gpulab sandbox: the grader ended while the command was starting\n");
+    ::_exit(exit_code(ExitStatus::cannot_start));
+  }
+  if (!spec.scratch.empty() && ::chdir(spec.scratch.c_str()) != 0) {
+    std::fprintf(stderr, "gpulab sandbox: cannot enter the scratch folder %s as user %d (%s)\n", spec.scratch.c_str(),
+                 static_cast<int>(::geteuid()), std::strerror(errno));
+    ::_exit(exit_code(ExitStatus::cannot_start));
+  }
 }
 
-[[noreturn]] void exec_command(const std::vector<std::string>& argv, const SandboxSpec& spec) {
+// The command line as executed: bubblewrap's options first when it isolates; the strings `argv` of a
+// ChildSetup points into.
+std::vector<std::string> full_command(const std::vector<std::string>& argv, const SandboxSpec& spec) {
   const Isolation* iso = spec.isolation;
   std::vector<std::string> full = iso && iso->bubblewrap ? bubblewrap_prefix(*iso, spec) : std::vector<std::string>{};
   full.insert(full.end(), argv.begin(), argv.end());
-  std::vector<char*> args;
-  for (auto& a : full) args.push_back(a.data());
-  args.push_back(nullptr);
-  auto env_strings = child_environment(spec);
-  std::vector<char*> env;
-  for (auto& e : env_strings) env.push_back(e.data());
-  env.push_back(nullptr);
-  ::execve(args[0], args.data(), env.data());
-  std::fprintf(stderr, "cannot execute %s: %s\n", args[0], std::strerror(errno));
-  ::_exit(exit_code(ExitStatus::cannot_execute));
+  return full;
 }
 
-// In the forked child: becomes the command, or exits with a status that says why it could not.
+std::vector<char*> null_ended(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// In the forked child: becomes the command, or exits with a status that says why it could not, its
+// reason on the command's standard error (the output file).
 [[noreturn]] void exec_child(const ChildSetup& setup) {
   ::setsid();  // its own session and process group: killed as one, no controlling terminal
   redirect_descriptors(setup.files);
   set_resource_limits(setup.limits, setup.nproc_limit);
   enter_isolation(setup.spec, setup.grader);
-  exec_command(setup.argv, setup.spec);
+  ::execve(setup.argv[0], setup.argv.data(), setup.environment.data());
+  std::fprintf(stderr, "cannot execute %s: %s\n", setup.argv[0], std::strerror(errno));
+  ::_exit(exit_code(ExitStatus::cannot_execute));
 }
 
 // Whether `argv` runs and exits 0, optionally as `uid`; quiet.
@@ -327,8 +344,6 @@ bool succeeds(const std::vector<std::string>& argv, std::optional<unsigned> uid,
   int status = 0;
   return pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
-
-constexpr unsigned kProbeUser = 61999;  // a uid without an account, like the job slots' (see grade.cpp)
 
 }  // namespace
 
@@ -483,11 +498,12 @@ StartedChild start_child(const std::vector<std::string>& argv, const fs::path& o
   prepare_scratch(spec);
   ChildFiles files;
   open_child_files(files, output, progress_file, input, spec);
+  std::vector<std::string> command = full_command(argv, spec), environment = child_environment(spec);
+  const ChildSetup setup{null_ended(command), null_ended(environment), files, limits, spec, nproc_limit, ::getpid()};
   const auto start = std::chrono::steady_clock::now();
-  const pid_t grader = ::getpid();
   std::lock_guard lock(children_lock);  // registered before any reaper can see it
   const pid_t pid = ::fork();
-  if (pid == 0) exec_child({argv, files, limits, spec, nproc_limit, grader});
+  if (pid == 0) exec_child(setup);
   if (pid < 0) throw std::runtime_error(fmt::format("cannot start a process: {}", std::strerror(errno)));
   waited_children.insert(pid);
   return {pid, start};
@@ -608,6 +624,109 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const fs::path& out
   exit.signal = ending_signal(exit.status, spec);
   exit.wall_s = std::chrono::duration<double>(ChildWatch::clock::now() - start).count();
   return exit;
+}
+
+std::string limit_that_stopped(const ChildExit& e, std::uintmax_t output_size, const Limits& limits) {
+  switch (e.killed_for) {
+    case KillReason::timeout: return fmt::format("after {:.0f} s, the time limit", limits.wall_s);
+    case KillReason::idle: return fmt::format("after {:.0f} s without progress, the time limit", limits.idle_s);
+    case KillReason::memory:
+      return fmt::format("when it used more than {:.1f} GiB of memory, the memory limit",
+                         static_cast<double>(limits.memory_bytes) / double(1ull << 30));
+    case KillReason::disk: return fmt::format("when its files passed {} MiB, the disk limit", limits.disk_bytes >> 20);
+    case KillReason::none: break;
+  }
+  if (e.signal == SIGXFSZ || (limits.output_bytes && output_size >= limits.output_bytes))
+    return fmt::format("when its messages reached {} MiB, the output limit per file", limits.output_bytes >> 20);
+  if (e.signal == SIGXCPU) return fmt::format("after {:.0f} s of CPU time, the CPU limit", limits.cpu_s);
+  return {};
+}
+
+std::string sandbox_complaint(const std::string& output) {
+  std::string lines = printable(output);
+  std::replace(lines.begin(), lines.end(), '\n', ' ');
+  const auto first = lines.find_first_not_of(" \t"), last = lines.find_last_not_of(" \t");
+  if (first == std::string::npos) return "it gave no reason";
+  lines = lines.substr(first, last - first + 1);
+  return lines.size() > 300 ? "…" + lines.substr(lines.size() - 300) : lines;
+}
+
+std::string access_denied(const fs::path& path, unsigned uid, int mode) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // system calls only: the grader may have threads
+    if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(255);
+    ::_exit(::access(path.c_str(), mode) == 0 ? 0 : errno & 0xff);
+  }
+  if (pid < 0) return fmt::format("cannot start a process to try ({})", std::strerror(errno));
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return "the process that tried it failed";
+  const int code = WEXITSTATUS(status);
+  if (code == 255) return fmt::format("cannot switch to user {} to try it", uid);
+  return code == 0 ? "" : std::strerror(code);
+}
+
+namespace {
+
+std::string owner_of(unsigned uid) {
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  char buffer[1024];
+  if (::getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
+  return fmt::format("uid {}", uid);
+}
+
+// The grader's umask as /proc says it ("0022"), "" when it does not say.
+std::string own_umask() {
+  std::istringstream status(read_text("/proc/self/status"));
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 6));
+  return {};
+}
+
+}  // namespace
+
+std::optional<AccessProblem> first_unmet_need(const std::vector<SandboxNeed>& needs, unsigned uid) {
+  for (const auto& need : needs) {
+    const std::string reason = access_denied(need.path, uid, need.mode);
+    if (reason.empty()) continue;
+    AccessProblem p{need, need.path, 0, "", reason, "", uid};
+    // The first folder on the way that it cannot enter; when there is none, the need itself.
+    fs::path on_the_way;
+    for (const auto& part : need.path.parent_path()) {
+      on_the_way /= part;
+      if (!access_denied(on_the_way, uid, X_OK).empty()) {
+        p.blocked_at = on_the_way;
+        break;
+      }
+    }
+    struct stat st {};
+    if (::stat(p.blocked_at.c_str(), &st) == 0) {
+      p.mode = st.st_mode & 07777;
+      p.owner = owner_of(st.st_uid);
+      // Folders the grader made itself have the mode its umask left them.
+      const auto made = need.made_by_grader.lexically_normal().string();
+      if (!made.empty() && p.blocked_at.lexically_normal().string().rfind(made, 0) == 0) p.umask = own_umask();
+    }
+    return p;
+  }
+  return std::nullopt;
+}
+
+std::string describe(const AccessProblem& p) {
+  const bool on_the_way = p.blocked_at != p.need.path;
+  std::string fix = on_the_way
+                        ? fmt::format("let other users pass through {} without listing it: chmod o+x {}",
+                                      p.blocked_at.string(), shell_quote(p.blocked_at.string()))
+                        : fmt::format("let other users read it: chmod -R o+rX {}", shell_quote(p.need.path.string()));
+  if (!p.need.alternative.empty()) fix += "; or " + p.need.alternative;
+  if (!p.umask.empty() && p.umask != "0022" && p.umask != "0002")
+    fix = fmt::format("run gpulab with umask 022 (it is {} now, so the folders it makes are private); or {}", p.umask,
+                      fix);
+  return fmt::format(
+      "the sandbox users (uids without an account, one per job, such as {}) cannot reach {} {} ({}): {} is mode "
+      "{:04o}, owner {}. Nothing was graded. Fix: {}",
+      p.uid, p.need.what, (p.need.shown.empty() ? p.need.path : p.need.shown).string(), p.reason, p.blocked_at.string(),
+      p.mode, p.owner, fix);
 }
 
 }  // namespace gpulab::cli

@@ -80,11 +80,58 @@ ChildExit run_isolated(const std::vector<std::string>& argv, const std::filesyst
                        const SandboxSpec& spec, const std::filesystem::path& progress_file = {},
                        const std::string& input = {});
 
+// The limit that stopped a command that wrote `output_size` bytes to its output file, as a phrase
+// after "stopped" ("after 300 s, the time limit"; "when its messages reached 16 MiB, the output limit
+// per file"); "" when it ended by itself. A compiler that fills the output file dies of SIGXFSZ or
+// fails writing, so a full file counts as stopped whatever its status.
+std::string limit_that_stopped(const ChildExit& exit, std::uintmax_t output_size, const Limits& limits);
+
+// What a command that could not start said about it (the sandbox's or bubblewrap's complaint, the end
+// of its output), on one line; "it gave no reason" when it said nothing.
+std::string sandbox_complaint(const std::string& output);
+
 // Kills every process `uid` runs (but `except`, which the caller reaps) and waits until none is left.
 // Only for a sandbox user this grader holds (machine_lock.hpp): it is the one place that kills by user.
 void kill_processes_of_user(unsigned uid, int except = 0);
 
 // Gives `path` and everything under it to `uid` (the job slot's user), so it can write there.
 void give_to_user(const std::filesystem::path& path, unsigned uid);
+
+// A uid without an account, like the job slots' (lease_sandbox_user, machine_lock.hpp): what it may
+// reach, they may; a batch asks as it before it starts.
+inline constexpr unsigned kProbeUser = 61999;
+
+// Why `uid` cannot access `path` in `mode` (access(2): R_OK, W_OK, X_OK, or F_OK to reach it), or ""
+// when it can. Asked by a child that takes the uid without supplementary groups, as a sandbox user
+// runs, so permission bits, ACLs and the file system's own rules (root squash) all count.
+std::string access_denied(const std::filesystem::path& path, unsigned uid, int mode);
+
+// Something the sandbox users must reach for a batch to grade anyone.
+struct SandboxNeed {
+  std::filesystem::path path;
+  int mode = 0;                          // access(2) mode: R_OK, X_OK...
+  std::string what;                      // "the scratch folder, where each submission is built and run"
+  std::string alternative;               // another fix than opening the folder: "give --out a folder outside it"
+  std::filesystem::path made_by_grader;  // the outermost folder on the way the grader made itself, if any
+  std::filesystem::path shown;           // what a message names, when not `path` (a probe made inside it)
+};
+
+// Where a sandbox user is stopped on its way to a need: the folder it cannot enter, or the need itself.
+struct AccessProblem {
+  SandboxNeed need;
+  std::filesystem::path blocked_at;  // the first folder on the way it cannot enter, or need.path
+  unsigned mode = 0;                 // of blocked_at: its permission bits
+  std::string owner;                 // of blocked_at: a user name, or the uid
+  std::string reason;                // the error access(2) gave
+  std::string umask;                 // the grader's ("0077") when blocked_at is a folder the grader made
+  unsigned uid = 0;                  // who was asked
+};
+
+// The first of `needs` that `uid` cannot meet, with where it is blocked; empty when it meets them all.
+std::optional<AccessProblem> first_unmet_need(const std::vector<SandboxNeed>& needs, unsigned uid);
+
+// The refusal of a batch that its sandbox users could not work in: the folder, its mode and owner,
+// and the fix.
+std::string describe(const AccessProblem& problem);
 
 }  // namespace gpulab::cli

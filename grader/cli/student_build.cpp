@@ -70,6 +70,17 @@ std::string trim_compiler_output(const std::string& output, const std::string& s
   return out;
 }
 
+std::string compile_failure_message(const std::string& file, const BuildCommandOutput& c) {
+  if (c.stopped_by.empty()) return fmt::format("{} does not compile", file);
+  // Not a verdict on the code's correctness: the compiler never finished, and what stopped it says what to fix.
+  const bool output = c.stopped_by.find("output limit") != std::string::npos;
+  return fmt::format("{} could not be compiled: the compiler was stopped {}{}", file, c.stopped_by,
+                     output ? " — fix the first errors below: thousands of messages usually come from one mistake "
+                              "repeated (a missing ';' or '}', a macro or template used in many places)"
+                            : " — something in the file makes the compiler work without end (templates or constexpr "
+                              "code that recurse, a huge array or unrolled loop)");
+}
+
 namespace {
 
 BuildResult refusal(std::string message, std::string log) {
@@ -106,7 +117,7 @@ std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Mani
                     shown.string(), headers.front().header),
         log);
   }
-  const CommandOutput nm = execute("nm -P " + shell_quote(object.string()));
+  const BuildCommandOutput nm = execute("nm -P " + shell_quote(object.string()));
   if (nm.status != 0) throw std::runtime_error(fmt::format("nm could not read {}: {}", object.string(), nm.output));
   const ObjectSymbols symbols = parse_nm(nm.output);
   auto allowlist = SymbolAllowlist::load(lists / (backend + ".txt"));
@@ -121,7 +132,7 @@ std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Mani
                     shown.string(), fmt::join(readable, ", "), backend),
         fmt::format("symbols of {} outside the allowlist: {}", shown.filename().string(), fmt::join(refused, " ")));
   }
-  const CommandOutput disassembly = execute("objdump -d --no-show-raw-insn " + shell_quote(object.string()));
+  const BuildCommandOutput disassembly = execute("objdump -d --no-show-raw-insn " + shell_quote(object.string()));
   if (disassembly.status != 0)
     throw std::runtime_error(fmt::format("objdump could not read {}: {}", object.string(), disassembly.output));
   if (const auto calls = system_call_instructions(disassembly.output); !calls.empty())
@@ -135,10 +146,10 @@ std::optional<BuildResult> check_compiled(const Toolchain& toolchain, const Mani
   return std::nullopt;
 }
 
-std::optional<BuildResult> link_failure(const CommandOutput& c, std::string message, const std::string& strip) {
+std::optional<BuildResult> link_failure(const BuildCommandOutput& c, std::string message, const std::string& strip) {
   if (c.status == 0) return std::nullopt;
   BuildResult r;
-  r.message = std::move(message);
+  r.message = c.stopped_by.empty() ? std::move(message) : fmt::format("the linker was stopped {}", c.stopped_by);
   r.log = trim_compiler_output(c.output, strip) + link_hint(c.output);
   return r;
 }
@@ -243,9 +254,9 @@ BuildResult compile_and_link(const Toolchain& toolchain, const Manifest& manifes
     inputs.push_back(toolchain_file);
     if (!up_to_date(object, inputs, command) || !fs::exists(depfile)) {
       fs::remove(object);
-      const CommandOutput c = execute(command);
+      const BuildCommandOutput c = execute(command);
       if (c.status != 0) {
-        result.message = fmt::format("{} does not compile", (student_dir / f).string());
+        result.message = compile_failure_message((student_dir / f).string(), c);
         result.log = trim_compiler_output(c.output, strip);
         return result;
       }

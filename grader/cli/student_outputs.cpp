@@ -24,6 +24,29 @@ void write_student_outputs(const StudentRecord& record, const std::filesystem::p
   write_text_atomically(feedback_html(record, options), dir / "feedback.html");
 }
 
+namespace {
+
+// A name on one line: printable, its line breaks and tabs spaces, without spaces at either end.
+std::string printable_name(const std::string& name) {
+  std::string out = printable(name);
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return c == '\n' || c == '\t'; }, ' ');
+  const auto first = out.find_first_not_of(' '), last = out.find_last_not_of(' ');
+  return first == std::string::npos ? "" : out.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+StudentRecord printable_record(StudentRecord record) {
+  record.student = printable_name(record.student);
+  record.submission = printable_name(record.submission);
+  for (std::string* s : {&record.error, &record.isolation}) *s = printable(*s);
+  for (auto& n : record.notes) n = printable(n);
+  for (auto& lab : record.labs) make_printable(lab.run);
+  for (auto& h : record.history) make_printable(h);
+  return record;
+}
+
 std::string points_text(double p) { return fmt::format("{:g}", std::round(p * 100) / 100); }
 
 namespace {
@@ -55,7 +78,8 @@ void alias_hidden_cases(TaskResult& t) {
 
 // What a student may see of a record: the shapes of hidden cases are the instructor's, so their
 // names become "hidden case N" in every message (result.json keeps them for the instructor).
-StudentRecord redacted_for_student(StudentRecord record) {
+StudentRecord redacted_for_student(const StudentRecord& original) {
+  StudentRecord record = printable_record(original);
   for (auto& lab : record.labs) {
     bool ran_hidden = false;
     for (const auto& t : lab.run.tasks)
@@ -238,7 +262,8 @@ std::string feedback_text(const StudentRecord& record, const GradescopeOptions& 
   return text;
 }
 
-std::string feedback_html(const StudentRecord& result, const GradescopeOptions& options) {
+std::string feedback_html(const StudentRecord& record, const GradescopeOptions& options) {
+  const StudentRecord result = printable_record(record);
   return fmt::format(R"(<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>gpulab feedback: {0}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:70em}}
@@ -299,7 +324,8 @@ std::string gradebook_csv(const std::vector<StudentRecord>& records, const std::
   for (const auto& [lab, task] : columns) csv += "," + csv_cell(lab + "/" + task);
   csv += ",score,max_score,status,error,findings";
   csv += lateness ? ",submitted,due,late_days,late_penalty,final_score\n" : "\n";
-  for (const auto& r : records) {
+  for (const auto& original : records) {
+    const StudentRecord r = printable_record(original);
     csv += csv_cell(r.student) + "," + csv_cell(r.submission);
     if (r.grader_error) {
       // Not the student's zero: no points at all until a later run grades them.

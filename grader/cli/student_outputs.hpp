@@ -24,6 +24,12 @@ struct GradescopeOptions {
 // Throws std::invalid_argument naming the four Gradescope visibilities for another.
 void require_gradescope_visibility(const std::string& visibility);
 
+// `record` with every text made printable (make_printable, lab_run.hpp): its labs, the refusal or the
+// grader's error, the notes, the names of the student and the submission (a folder or archive name
+// is the student's to choose) and the history. Every output below renders such a record, and a batch
+// writes result.json from one.
+StudentRecord printable_record(StudentRecord record);
+
 // results.json in the fields and types of the Gradescope autograder specification.
 nlohmann::json gradescope_results(const StudentRecord& record, const GradescopeOptions& options = {});
 // What a student reads; with `hidden_visibility` not "visible", it names the tests Gradescope shows

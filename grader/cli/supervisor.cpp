@@ -193,8 +193,17 @@ bool run_process(Pass& pass, const Limits& limits, const fs::path& output, const
   const std::size_t finished_before = pass.finished.size();
   take_progress(pass, progress);
   if (pass.pending.empty()) return true;
-  const EarlyExitFacts facts{exit,   progress.current_case, progress.setup_error, limits.idle_s, req.limits.wall_s,
-                             limits, tail_of(output, 300),  req.runner.string()};
+  const EarlyExitFacts facts{exit,
+                             progress.current_case,
+                             progress.current_task,
+                             progress.stage,
+                             progress.case_begun,
+                             progress.setup_error,
+                             limits.idle_s,
+                             req.limits.wall_s,
+                             limits,
+                             tail_of(output, 300),
+                             req.runner.string()};
   return take_early_exit(pass, progress, explain_early_exit(facts), exit.exited_with(ExitStatus::device_lost),
                          pass.finished.size() > finished_before);
 }

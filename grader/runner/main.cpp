@@ -357,15 +357,24 @@ nlohmann::json device_event(const DeviceInfo& info, GpuMonitor* monitor, const s
   return event;
 }
 
+// A build log for the report: its start, when a kernel made the compiler print thousands of lines
+// (once per task, a whole log could fill the progress file past the output limit).
+std::string report_log(const std::string& log) {
+  constexpr std::size_t kKept = 16 << 10;
+  if (log.size() <= kKept) return log;
+  return fmt::format("{}\n… ({} more bytes of the build log)", log.substr(0, kKept), log.size() - kKept);
+}
+
 // Every selected task fails with the compile error of the student's device code.
 void report_compile_error(const std::vector<const Task*>& tasks, const CompileError& e, Progress& progress) {
+  const std::string log = report_log(e.log());
   for (const Task* t : tasks) {
     TaskResult r;
     r.task = t->name;
     r.function = t->function;
     r.status = Status::compile_error;
     r.message = e.what();
-    r.details = e.log();
+    r.details = log;
     r.max_points = t->points;
     r.bonus = t->bonus;
     progress.emit({{"event", "task_end"}, {"result", r}});
@@ -397,9 +406,13 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
   progress.emit(device_event(info, monitor.get(), no_telemetry, host_access));
 
   // Calibrating alone needs none of the student's device code: the calibrations are the harness's.
+  // The build is announced, so a driver that crashes while it builds is told from a kernel that faults.
   if (!secrets.calibrate_only) try {
+      progress.emit({{"event", "build_begin"}});
       device->prepare_lab(manifest, student_dir);
+      progress.emit({{"event", "build_end"}});
     } catch (const CompileError& e) {
+      progress.emit({{"event", "build_end"}});
       report_compile_error(tasks, e, progress);
       return 0;
     }
@@ -441,6 +454,8 @@ int main(int argc, char** argv) {
   std::optional<gpulab::Progress> progress;
   try {
     progress.emplace(progress_path);
+    // Before it, only the constructors of global objects (the student's among them) have run.
+    progress->emit({{"event", "start"}});
     const gpulab::Secrets secrets = gpulab::read_secrets();
     return gpulab::run(manifest, student_dir, backend, device, secrets, tasks, pictures, *progress);
   } catch (const std::exception& e) {

@@ -350,6 +350,48 @@ TEST_CASE(
   CHECK(read_file(b.out / "grades.csv").find(",graded,") != std::string::npos);
 }
 
+TEST_CASE(
+    "submissions in a private (0700) folder are graded; results there too refuse the batch, naming the folder and "
+    "the fix") {
+  Batch b("grade-private");
+  const fs::path private_dir = b.submissions.parent_path() / "private", submissions = private_dir / "submissions";
+  fs::create_directories(submissions / "alice" / "labs");
+  fs::copy(repo_path("solutions") / graded_lab().id, submissions / "alice" / "labs" / graded_lab().id,
+           fs::copy_options::recursive);
+  fs::permissions(private_dir, fs::perms::owner_all);  // as a private home folder on a shared machine
+  const auto grade = [&](const fs::path& out, std::string& output) {
+    return run_command(fmt::format("'{}' grade --submissions '{}' --out '{}' {}", GPULAB_CLI, submissions.string(),
+                                   out.string(), lab_args()),
+                       output);
+  };
+  std::string output;
+  REQUIRE(grade(b.out, output) == 0);
+  INFO(output);
+  CHECK(output.find("graded 1 of 1 submissions") != std::string::npos);
+  CHECK(all_correct(b.result("alice")));  // the grader copies the lab files; the sandbox never reads the folder
+
+  // The scratch folder (OUT/.scratch) would be out of the sandbox users' reach: nobody gets a zero or a
+  // "not graded", the batch does not start.
+  output.clear();
+  const int status = grade(private_dir / "out", output);
+  INFO(output);
+  if (::geteuid() != 0) {
+    MESSAGE("the grader is not root: its sandbox runs as its own user, who can enter the folder");
+    CHECK(status == 0);
+    return;
+  }
+  CHECK(status != 0);
+  CHECK(output.find(fmt::format("cannot reach the scratch folder, where each submission is built and run, {}",
+                                (private_dir / "out" / ".scratch").string())) != std::string::npos);
+  CHECK(output.find(fmt::format("{} is mode 0700, owner root", private_dir.string())) != std::string::npos);
+  CHECK(output.find(fmt::format("chmod o+x '{}'", private_dir.string())) != std::string::npos);
+  CHECK_FALSE(fs::exists(private_dir / "out" / "students" / "alice" / "result.json"));
+  fs::permissions(private_dir, fs::perms::owner_all | fs::perms::others_exec);  // the fix it names
+  output.clear();
+  REQUIRE(grade(private_dir / "out", output) == 0);
+  CHECK(all_correct(json::parse(read_file(private_dir / "out" / "students" / "alice" / "result.json"))));
+}
+
 namespace {
 
 std::string lowered(std::string s) {
@@ -422,13 +464,40 @@ std::string mismatch(const json& result, const toml::table& expected, const std:
         const bool cpu_timing = backend == "opencl" && want == "passed" && status == "too_slow" &&
                                 (*t)["cases_passed"] == (*t)["cases_total"];
         if (want != status && !cpu_timing) continue;
+        const auto none = strings_of(oc->get("message_none"));
         if (contains_all(text, strings_of(oc->get("message"))) &&
-            contains_any(text, strings_of(oc->get("message_any"))))
+            contains_any(text, strings_of(oc->get("message_any"))) && (none.empty() || !contains_any(text, none)))
           matched = true;
       }
     if (!matched) why += fmt::format("{}: got {} \"{}\"; ", task, status, text.substr(0, 300));
   }
   return why;
+}
+
+// The first control character (but newline and tab) in `text`, raw, as UTF-8 (C1) or escaped in
+// JSON, described; "" when there is none.
+std::string control_character_in(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool c1 = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F || c1)
+      return fmt::format("byte {:#04x} at {}: ...{}...", c, i, text.substr(i < 40 ? 0 : i - 40, 80));
+  }
+  for (const char* escaped : {"\\u001b", "\\u009b", "\\u0007", "\\r"})
+    if (const auto at = text.find(escaped); at != std::string::npos) return fmt::format("{} at {}", escaped, at);
+  return "";
+}
+
+// What a student and the instructor read of `student` holds no control character.
+std::string control_characters_in_outputs(const Batch& b, const std::string& student) {
+  std::string found;
+  for (const char* file : {"feedback.txt", "feedback.html", "results.json", "result.json"})
+    if (const auto why = control_character_in(read_file(b.out / "students" / student / file)); !why.empty())
+      found += fmt::format("{}: {}; ", file, why);
+  if (const auto why = control_character_in(read_file(b.out / "grades.csv")); !why.empty())
+    found += "grades.csv: " + why;
+  return found;
 }
 
 // Listens on 127.0.0.1:port for the whole batch and keeps whatever arrives.
@@ -554,6 +623,9 @@ TEST_CASE(
     ++checked;
     if (const auto* t = expected.get_as<toml::table>(student)) {
       if (const auto why = mismatch(result, *t, g_backend); !why.empty()) failures += student + ": " + why + "\n";
+      if (t->at_path("checks.no_control_characters").value<bool>().value_or(false))
+        if (const auto found = control_characters_in_outputs(b, student); !found.empty())
+          failures += student + ": a control character reached its outputs: " + found + "\n";
       if (auto limit = t->at_path("checks.max_output_kept").value<int64_t>())
         for (const auto& l : result["labs"])
           if (static_cast<int64_t>(l.value("output", "").size()) > *limit)

@@ -98,9 +98,12 @@ TEST_CASE("a runner that could not start, execute or set up is the grader's fail
   const EarlyExit sandbox = explain_early_exit(facts(exited(exit_code(ExitStatus::cannot_start))));
   CHECK(sandbox.status == Status::error);
   CHECK(sandbox.message == "the sandbox could not start the runner: bwrap: cannot create namespace");
+  EarlyExitFacts silent = facts(exited(exit_code(ExitStatus::cannot_start)));
+  silent.output_tail = "\n  \n";
+  CHECK(explain_early_exit(silent).message == "the sandbox could not start the runner: it gave no reason");
   CHECK(sandbox.grader_side);
   const EarlyExit missing = explain_early_exit(facts(exited(exit_code(ExitStatus::cannot_execute))));
-  CHECK(missing.message == "cannot execute the runner /build/saxpy_runner");
+  CHECK(missing.message == "cannot execute the runner /build/saxpy_runner: bwrap: cannot create namespace");
   CHECK(missing.grader_side);
   EarlyExitFacts setup = facts(exited(exit_code(ExitStatus::setup_error)));
   setup.setup_error = "no OpenCL device matches 'gpu9'";
@@ -110,6 +113,47 @@ TEST_CASE("a runner that could not start, execute or set up is the grader's fail
   CHECK(no_device.grader_side);
   setup.exit = exited(1);  // an error event, but the process did not exit as the runner does on one
   CHECK_FALSE(explain_early_exit(setup).grader_side);
+}
+
+TEST_CASE(
+    "a crash before any kernel ran is told apart from a kernel's fault: start-up, the device, the kernels' build") {
+  EarlyExitFacts f = facts(signalled(SIGABRT));
+  f.case_begun = false;
+  f.stage = RunnerStage::loading;  // a global object's constructor aborted
+  const EarlyExit loading = explain_early_exit(f);
+  CHECK(loading.status == Status::crashed);
+  CHECK_FALSE(loading.grader_side);
+  CHECK(loading.message ==
+        "the runner crashed with SIGABRT, an abort (an uncaught exception or a failed assert) before it began, while "
+        "the constructors of global objects ran (no kernel had run) — a global (static) object in your files whose "
+        "constructor fails (an uncaught exception, a failed assert) crashes the program before it starts: do that "
+        "work inside the lab's functions");
+  f.exit = signalled(SIGSEGV);
+  f.stage = RunnerStage::building_kernels;  // PoCL crashed in clBuildProgram
+  const EarlyExit building = explain_early_exit(f);
+  CHECK(building.message.find("while the device's compiler (the OpenCL driver) built your kernels, before any of "
+                              "them ran — the driver itself failed on your .cl file") != std::string::npos);
+  CHECK(building.message.find("out-of-bounds") == std::string::npos);
+  f.exit = signalled(SIGXFSZ);  // its build log passed the output limit
+  f.limits.output_bytes = 16 << 20;
+  CHECK(explain_early_exit(f).message ==
+        "the runner was stopped while the device's compiler (the OpenCL driver) built your kernels, before any of "
+        "them ran: the driver's build log (its messages about your .cl file) passed the output limit of 16 MiB per "
+        "file — fix the warnings and errors make check shows for it");
+  f.exit = killed_for(KillReason::idle);
+  CHECK(explain_early_exit(f).message.find("the device's compiler got no further with your .cl file") !=
+        std::string::npos);
+  f.exit = signalled(SIGSEGV);
+  f.stage = RunnerStage::opening_device;
+  const std::string opening = explain_early_exit(f).message;
+  CHECK(opening.find("while it opened the device, before any kernel ran") != std::string::npos);
+  CHECK(opening.find("out-of-bounds") == std::string::npos);
+  // Between two tasks, after cases ran: a kernel of the earlier task may be the cause.
+  f.stage = RunnerStage::ready;
+  f.case_begun = true;
+  CHECK(explain_early_exit(f).message.find("out-of-bounds access in a kernel") != std::string::npos);
+  f.current_task = "optimized";
+  CHECK(explain_early_exit(f).message.find(" in task optimized, before its first case — ") != std::string::npos);
 }
 
 TEST_CASE("a runner that started many processes is suspected of a fork bomb, with the limit") {

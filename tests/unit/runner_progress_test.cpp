@@ -70,3 +70,21 @@ TEST_CASE("a calibration event out of place, or malformed, is doubted; other mal
   CHECK(bad.task_results.empty());
   CHECK(bad.setup_error == "no device");
 }
+
+TEST_CASE("how far a runner got before its tasks: loading, opening the device, building the kernels, ready") {
+  const std::string start = R"({"event": "start"})", device = R"({"event": "device", "name": "cpu"})",
+                    begin = R"({"event": "build_begin"})", end = R"({"event": "build_end"})",
+                    task = R"({"event": "task_begin", "task": "naive"})",
+                    one_case = R"({"event": "case_begin", "task": "naive", "case": "1x1"})";
+  CHECK(parse_runner_progress("").stage == RunnerStage::loading);
+  CHECK(parse_runner_progress(start + "\n").stage == RunnerStage::opening_device);
+  CHECK(parse_runner_progress(start + "\n" + device + "\n").stage == RunnerStage::device_open);
+  const RunnerProgress building = parse_runner_progress(start + "\n" + device + "\n" + begin + "\n");
+  CHECK(building.stage == RunnerStage::building_kernels);
+  CHECK_FALSE(building.case_begun);
+  CHECK(parse_runner_progress(start + "\n" + device + "\n" + begin + "\n" + end + "\n").stage == RunnerStage::ready);
+  const RunnerProgress in_case =
+      parse_runner_progress(start + "\n" + device + "\n" + begin + "\n" + end + "\n" + task + "\n" + one_case + "\n");
+  CHECK(in_case.stage == RunnerStage::ready);
+  CHECK(in_case.case_begun);
+}

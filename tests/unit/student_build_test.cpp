@@ -30,3 +30,19 @@ TEST_CASE("OpenCL build logs name the student's file instead of the compiler's p
         "saxpy.cl:12:5: error: use of undeclared identifier");
   CHECK(opencl::name_source_in_log("<kernel>:3:1: error: x", "saxpy.cl") == "saxpy.cl:3:1: error: x");
 }
+
+TEST_CASE("a compiler stopped by a limit is not called a compile error of the code: the limit and the fix are named") {
+  cli::BuildCommandOutput c;
+  c.status = 1;
+  c.output = "x.cpp:3:1: error: invalid conversion\n";
+  CHECK(cli::compile_failure_message("labs/02-transpose/x.cpp", c) == "labs/02-transpose/x.cpp does not compile");
+  c.stopped_by = "when its messages reached 16 MiB, the output limit per file";
+  const std::string stopped = cli::compile_failure_message("labs/02-transpose/x.cpp", c);
+  CHECK(stopped.rfind("labs/02-transpose/x.cpp could not be compiled: the compiler was stopped when its messages "
+                      "reached 16 MiB, the output limit per file — fix the first errors below",
+                      0) == 0);
+  CHECK(stopped.find("does not compile") == std::string::npos);
+  c.stopped_by = "after 300 s, the time limit";
+  CHECK(cli::compile_failure_message("x.cu", c).find("stopped after 300 s, the time limit — something in the file "
+                                                     "makes the compiler work without end") != std::string::npos);
+}

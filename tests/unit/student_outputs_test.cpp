@@ -81,6 +81,39 @@ TEST_CASE("what a student sees never names the shape of a hidden case") {
   }
 }
 
+TEST_CASE("no terminal escape or control character of a student's code or name reaches what anyone reads") {
+  const std::string escapes =
+      "\x1b[2J\x1b]0;pwned\x07\x1b[1;31m\xC2\x9B"
+      "31m\r";
+  json r = record_with_hidden_failure();
+  r["student"] = "mallory" + escapes;
+  r["submission"] = "mallory" + escapes + ".zip";
+  r["notes"] = json::array({"01-saxpy: missing x" + escapes});
+  r["labs"][0]["output"] = "printed" + escapes;
+  r["labs"][0]["device"] = {{"name", "cpu" + escapes}};
+  r["labs"][0]["tasks"][0]["status"] = "compile_error";
+  r["labs"][0]["tasks"][0]["message"] = "saxpy.cl does not compile" + escapes;
+  r["labs"][0]["tasks"][0]["details"] = "saxpy.cl:3: error: \"" + escapes + "YOU GOT FULL MARKS\"";
+  const auto record = r.get<cli::StudentRecord>();
+  cli::GradescopeOptions shown_now;
+  shown_now.hidden_visibility = "visible";
+  const std::vector<Manifest> labs{saxpy_lab()};
+  const std::string record_json = json(cli::printable_record(record)).dump();
+  for (const std::string& seen :
+       {cli::feedback_text(record, shown_now), cli::feedback_html(record, shown_now),
+        cli::gradescope_results(record, shown_now).dump(), cli::gradebook_csv({record}, labs), record_json}) {
+    CAPTURE(seen);
+    CHECK(seen.find('\x1b') == std::string::npos);
+    CHECK(seen.find('\x07') == std::string::npos);
+    CHECK(seen.find('\r') == std::string::npos);
+    CHECK(seen.find("\xC2\x9B") == std::string::npos);
+    CHECK(seen.find("\\u001b") == std::string::npos);
+    CHECK(seen.find("\\u0007") == std::string::npos);
+  }
+  CHECK(cli::feedback_text(record, shown_now).find("YOU GOT FULL MARKS") != std::string::npos);  // the text stays
+  CHECK(cli::printable_record(record).student == "mallory");  // a name stays on one line
+}
+
 TEST_CASE("the gradebook has a column per lab task and quotes names that would break a CSV or run as a formula") {
   json r = record_with_hidden_failure();
   r["student"] = "=HYPERLINK(\"x\")";
