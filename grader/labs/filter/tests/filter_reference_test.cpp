@@ -107,6 +107,27 @@ Image median_by_definition(const Image& in, int radius) {
   return out;
 }
 
+// One pass of the gaussian by its definition: per pixel and channel, the clamped weighted sum, rounded.
+Image binomial_pass_by_definition(const Image& in, int radius, bool horizontal) {
+  const std::vector<std::uint32_t> w = reference::binomial_weights(radius);
+  Image out(in.width, in.height);
+  for (int y = 0; y < in.height; ++y)
+    for (int x = 0; x < in.width; ++x) {
+      unsigned sum[4] = {};
+      for (int k = -radius; k <= radius; ++k) {
+        const Rgba& p =
+            horizontal ? in.at(std::clamp(x + k, 0, in.width - 1), y) : in.at(x, std::clamp(y + k, 0, in.height - 1));
+        const unsigned weight = w[static_cast<std::size_t>(k + radius)];
+        sum[0] += weight * p.r, sum[1] += weight * p.g, sum[2] += weight * p.b, sum[3] += weight * p.a;
+      }
+      auto round = [radius](unsigned s) {
+        return static_cast<std::uint8_t>((s + ((1u << 2 * radius) >> 1)) >> 2 * radius);
+      };
+      out.at(x, y) = {round(sum[0]), round(sum[1]), round(sum[2]), round(sum[3])};
+    }
+  return out;
+}
+
 // Noise with few distinct values (ties in every window) or the full range, and saturated pixels.
 Image test_image(int width, int height, std::uint64_t seed, unsigned values) {
   Rng rng(seed);
@@ -123,7 +144,9 @@ Image test_image(int width, int height, std::uint64_t seed, unsigned values) {
 }
 }  // namespace
 
-TEST_CASE("the sliding box and the lane-wise median equal their definitions at every radius, ties and edges included") {
+TEST_CASE(
+    "the sliding box, the row-wise gaussian and the lane-wise median equal their definitions at every radius, ties "
+    "and edges included") {
   for (const auto& [width, height] : {std::pair{1, 1}, {1, 9}, {23, 1}, {37, 29}, {70, 3}}) {
     for (unsigned values : {2u, 5u, 256u}) {
       const Image in = test_image(width, height, static_cast<std::uint64_t>(width * 1000 + height + values), values);
@@ -133,6 +156,9 @@ TEST_CASE("the sliding box and the lane-wise median equal their definitions at e
         CAPTURE(values);
         CAPTURE(radius);
         REQUIRE(reference::box_filter(in, radius).pixels == box_by_definition(in, radius).pixels);
+        const Image gaussian =
+            binomial_pass_by_definition(binomial_pass_by_definition(in, radius, true), radius, false);
+        REQUIRE(reference::gaussian_filter(in, radius).pixels == gaussian.pixels);
       }
       for (int radius : {1, 2})
         REQUIRE(reference::median_filter(in, radius).pixels == median_by_definition(in, radius).pixels);
