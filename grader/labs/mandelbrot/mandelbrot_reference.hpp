@@ -22,28 +22,45 @@ struct View {
 };
 
 // How a count was computed: the contract (exact), with the fused multiply-adds a compiler may form
-// (fused), or in double precision from the same float point (double_precision).
-enum class Arithmetic { exact, fused, double_precision };
+// (fused: those of a direct transcription; fused_other: the other operand orders, and 2 * x * y + c
+// as one), or in double precision from the same float point (double_precision).
+enum class Arithmetic { exact, fused, fused_other, double_precision };
+
+// One way to round the step's three multiply-adds, each 0 (two roundings, the contract's), 1 (one
+// fma in the order a direct transcription reads) or 2 (one fma, the other operand order): x2 + y2,
+// 2 * x * y + c_im and x2 - y2. These 27 are every result a contracting compiler can give.
+struct Rounding {
+  std::uint8_t radius = 0, twice_xy = 0, difference = 0;
+};
 
 struct Point {
   float re, im;
 };
 Point pixel_point(const View& view, int px, int py);
 std::uint32_t escape_count(const View& view, Point p, Arithmetic arithmetic = Arithmetic::exact);
+std::uint32_t escape_count(const View& view, Point p, Rounding rounding);
 inline std::uint32_t escape_count(const View& view, int px, int py) {
   return escape_count(view, pixel_point(view, px, py));
 }
 
 // The counts a kernel may give for a pixel besides the exact one, where that pixel is unstable: the
-// smallest and largest count over the exact, fused and double arithmetic, each at the pixel's point
-// and at the points one float step (ulp) away in each direction of re and im. A pixel whose orbit
-// passes near the escape radius for many steps amplifies a rounding difference into another count;
-// on a stable pixel every variant gives the exact count, and the range is that count alone.
+// smallest and largest count over the exact, fused, fused_other and double arithmetic, each at the
+// pixel's point and at the points one float step (ulp) away in each direction of re and im. A pixel
+// whose orbit passes near the escape radius for many steps amplifies a rounding difference into
+// another count; on a stable pixel every variant gives the exact count, and the range is that count.
 struct CountRange {
   std::uint32_t lo, hi;
   bool contains(std::uint32_t n) const { return lo <= n && n <= hi; }
 };
 CountRange tolerated_range(const View& view, int px, int py);
+
+// Whether `got` is a count a kernel that follows the contract up to its rounding may give for pixel
+// (px, py): the exact count, a count within tolerated_range, or the count of one of the roundings a
+// compiler may choose (any of the 27 Roundings, or double precision) from any point a kernel may start
+// from (the contract's, with its coordinates computed as one fma each, or one float step away in re,
+// im or both). Every kernel of those designs passes by construction, on every pixel; nothing else is
+// accepted. Evaluated lazily, cheapest first: a few counts for most pixels, up to 336 for the rest.
+bool count_tolerated(const View& view, int px, int py, std::uint32_t got);
 
 // The counts of a whole width x height image (row-major, top row first), on every core.
 std::vector<std::uint32_t> escape_counts(const View& view, int width, int height);
