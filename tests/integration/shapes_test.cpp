@@ -91,8 +91,9 @@ TEST_CASE("in every lab, a solution that computes only the shapes listed in lab.
     for (const auto& c : task.at("cases")) {
       const std::string name = c.at("name");
       CAPTURE(name);
-      const bool random = name.rfind("random ", 0) == 0;
-      if (!random) CHECK(c.at("passed") == true);  // every listed case, the timing case too
+      // Random and large cases are drawn per run; every listed case (stress and timing too) must pass.
+      const bool random = name.rfind("random ", 0) == 0 || name.rfind("large ", 0) == 0;
+      if (!random) CHECK(c.at("passed") == true);
       random_failed += random && !c.at("passed").get<bool>();
     }
     CHECK(random_failed >= 3);

@@ -61,7 +61,8 @@ TEST_CASE(
   device->synchronize();  // nothing left: the finished queue was let go
 }
 
-TEST_CASE("the OpenCL ICD dispatch table, through which a call skips the allowlist and the guards, is a refused header") {
+TEST_CASE(
+    "the OpenCL ICD dispatch table, through which a call skips the allowlist and the guards, is a refused header") {
   const auto patterns =
       gpulab::cli::load_header_patterns(std::filesystem::path(GPULAB_REPO) / "grader" / "allowlist" / "headers.txt");
   const std::vector<std::string> headers{"/usr/include/CL/cl_icd.h", "/usr/include/CL/cl_layer.h",
