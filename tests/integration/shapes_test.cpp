@@ -82,7 +82,8 @@ std::set<std::string> listed_case_names(const LabTests& lab) {
 
 }  // namespace
 
-TEST_CASE("in every lab, a solution that computes only the shapes listed in lab.toml fails on the cases each run draws") {
+TEST_CASE(
+    "in every lab, a solution that computes only the shapes listed in lab.toml fails on the cases each run draws") {
   const auto labs = all_lab_tests();
   SourceTree tree("shapes-whitelist");
   std::string args = "--backend opencl --seed 4";
