@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "supervisor.hpp"
+
 namespace gpulab::cli {
 
 namespace {
@@ -12,22 +14,13 @@ std::string line_of(const SourceWarning& w) { return fmt::format("{}:{}: {}", w.
 
 TaskResult unsafe_result(const Manifest& manifest, const std::string& task,
                          const std::vector<const SourceWarning*>& found) {
-  const Task* t = manifest.find_task(task);
-  TaskResult r;
-  r.task = task;
-  r.function = t ? t->function : "";
-  r.max_points = t ? t->points : 0;
-  r.bonus = t && t->bonus;
-  r.status = Status::unsafe_code;
-  r.finding = "divergent_barrier";
-  r.points = 0;
-  r.message = line_of(*found.front());
   std::string details;
   for (std::size_t i = 1; i < found.size(); ++i) details += "also " + line_of(*found[i]) + "\n";
-  r.details = details +
-              "Not run (unsafe code): a barrier that not every thread reaches hangs or races on a GPU (and on a CPU "
-              "usually shows "
-              "nothing), so this task scores 0 on every device until the barrier is reached by all.";
+  details +=
+      "Not run (unsafe code): a barrier that not every thread reaches hangs or races on a GPU (and on a CPU usually "
+      "shows nothing), so this task scores 0 on every device until the barrier is reached by all.";
+  TaskResult r = all_tasks_failed(manifest, {task}, Status::unsafe_code, line_of(*found.front()), details).front();
+  r.finding = "divergent_barrier";
   return r;
 }
 
