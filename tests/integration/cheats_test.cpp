@@ -2,10 +2,12 @@
 // work, each graded in one batch by `gpulab grade` and checked against the verdict a defended grader
 // gives it (expected.toml). `--backend=cuda` grades them on a CUDA GPU, `--backend=opencl --device=0`
 // on the first OpenCL device when it is a GPU; each exits 77 (skipped) without one. Otherwise
-// OpenCL on its first device (PoCL in CI).
+// OpenCL on its first device (PoCL in CI). `--jobs=N` grades N submissions at once (default 2).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <string>
@@ -22,6 +24,7 @@ namespace {
 
 std::string g_backend = "opencl";
 std::string g_device;  // --device=: a device of the backend (OpenCL lists GPUs first: 0 is a GPU when there is one)
+int g_jobs = 2;        // --jobs=: submissions graded at once (a GPU host spreads them over its GPUs)
 
 // The labs the corpus uses, as `--lab` options: one batch grades them all.
 std::string lab_options(const toml::table& expected) {
@@ -62,10 +65,10 @@ TEST_CASE(
   // Two jobs on a CPU: a correct task may then be too slow, which counts as correct here (cheats.hpp).
   std::string output;
   const int status =
-      run_command(fmt::format("'{}' grade --submissions '{}' --out '{}'{} --backend {}{} --jobs 2 --timeout 60 "
+      run_command(fmt::format("'{}' grade --submissions '{}' --out '{}'{} --backend {}{} --jobs {} --timeout 60 "
                               "--time-limit 600 --memory 4",
                               GPULAB_CLI, submissions.string(), out.string(), lab_options(expected), g_backend,
-                              g_device.empty() ? "" : " --device " + g_device),
+                              g_device.empty() ? "" : " --device " + g_device, g_jobs),
                   output);
   INFO(output);
   REQUIRE(status == 0);
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg.rfind("--backend=", 0) == 0) g_backend = arg.substr(10);
     if (arg.rfind("--device=", 0) == 0) g_device = arg.substr(9);
+    if (arg.rfind("--jobs=", 0) == 0) g_jobs = std::max(1, std::atoi(arg.substr(7).c_str()));
   }
   // On a GPU the corpus runs only where there is one: exit 77, which CTest counts as skipped.
   if ((g_backend == "cuda" || !g_device.empty()) && !gpu_listed(g_backend, g_device.empty() ? "0" : g_device)) {
