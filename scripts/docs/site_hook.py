@@ -18,16 +18,26 @@ up one to one stops the build, naming both files.
 Formulas (`$...$`, `$$...$$`, pymdownx.arithmatex) are typeset by KaTeX, served with the site from
 Debian's libjs-katex, so the site needs no network.
 
+Search from file://, offline, in a browser started without flags. Material's offline plugin
+inlines the index into search/search_index.js (the theme loads it with a script tag from file://),
+but the search itself runs in a Web Worker, which a file:// page may not start from a file, and the
+plugin's remedy is a shim loaded from a CDN. This hook drops that shim and serves, with the site,
+the theme's own search worker as a string (assets/search-worker-source.js) and docs/assets/
+file-search.js, which starts that worker from a blob: URL when the page comes from file://.
+No page of the site loads anything from the network (tests/docs/site_test.py checks every page).
+
 A code name in a table cell (`cudaDevAttrMaxSharedMemoryPerBlockOptin`) gets break opportunities
 (<wbr>) at its word boundaries, so a narrow column breaks it there and nowhere else.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 EDITIONS = ("instructor", "student")
@@ -41,6 +51,9 @@ CODE = re.compile(r"<code>([^<]*)</code>")
 WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[_/.,])(?=\w)|(?<=::)(?=\w)|(?<=\()(?=\w)")
 KATEX_DIR = "/usr/share/javascript/katex"
 KATEX_FILES = ("katex.min.js", "katex.min.css", "contrib/auto-render.js")
+SEARCH_WORKER = re.compile(r"^assets/javascripts/workers/search\.[0-9a-f]+\.min\.js$")
+SEARCH_WORKER_SOURCE = "assets/search-worker-source.js"  # generated: the theme's worker, as a string
+FILE_SEARCH = "assets/file-search.js"  # docs/assets: starts that worker from a blob: URL under file://
 
 
 class EditionError(PluginError):
@@ -59,9 +72,14 @@ def edition_of(root: str) -> str:
     return edition
 
 
+@event_priority(-100)  # after the offline plugin has added its shim to the polyfills
 def on_config(config):
     root = os.path.dirname(os.path.abspath(config["config_file_path"]))
     config.extra["gpulab_edition"] = edition_of(root)
+    # The theme loads these in the page's head, before its bundle starts the search worker. The offline
+    # plugin's iframe-worker shim comes from unpkg.com: without network the search box stays hidden.
+    polyfills = [p for p in config.extra.get("polyfills", []) if not re.match(r"^(https?:)?//", str(p))]
+    config.extra["polyfills"] = polyfills + [SEARCH_WORKER_SOURCE, FILE_SEARCH]
     return config
 
 
@@ -143,7 +161,21 @@ def on_page_markdown(markdown, page, config, files):
     return with_answers(markdown, answers, page.file.src_path)
 
 
+def search_worker_source(files, config) -> File:
+    workers = [f for f in files if SEARCH_WORKER.match(f.src_uri)]
+    if len(workers) != 1:
+        raise EditionError(f"the Material theme has {len(workers)} search workers matching {SEARCH_WORKER.pattern} "
+                           "where site_hook.py expects one: has the theme changed how it searches? "
+                           "(search from file:// needs its worker as a string)")
+    with open(workers[0].abs_src_path, encoding="utf-8") as f:
+        source = f.read()
+    return File.generated(config, SEARCH_WORKER_SOURCE,
+                          content=f"// {workers[0].src_uri}, for {FILE_SEARCH}\n"
+                                  f"var __gpulab_search_worker = {json.dumps(source)};\n")
+
+
 def on_files(files, config):
+    files.append(search_worker_source(files, config))
     for name in KATEX_FILES:
         source = os.path.join(KATEX_DIR, name)
         if not os.path.isfile(source):
