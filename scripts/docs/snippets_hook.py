@@ -17,7 +17,9 @@ section, a section without its end or given twice, an empty section. Marker line
 sections inside an included section are dropped.
 
 In the student edition (site_hook.py) a listing from solutions/ becomes a note saying the
-reference solution is in the instructor edition: that site carries no solution code.
+reference solution is in the instructor edition: that site carries no solution code. The note
+replaces the whole code block (its fences too), so it renders as a note, not as code; a solution
+listing must therefore have its code block to itself, or the build stops.
 
 pymdownx.snippets has named sections since 9.7, but not this strictness (it includes an unclosed
 section to the end of the file, and an empty one, silently), `before=`, or the editions.
@@ -32,6 +34,7 @@ from mkdocs.exceptions import PluginError
 
 INCLUDE = re.compile(r"^(?P<indent>[ \t]*)-{2,}8<-{2,}[ \t]+\"(?P<spec>[^\"]+)\"[ \t]*$")
 SECTION = re.compile(r"-{2,}8<-{2,}[ \t]*\[[ \t]*(?P<kind>start|end)[ \t]*:[ \t]*(?P<name>[A-Za-z0-9_.-]+)[ \t]*\]")
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})")
 SOLUTION_NOTE = ('!!! note "Reference solution"',
                  "    The reference solution's code is in the instructor edition of this site.")
 
@@ -70,17 +73,62 @@ def lines_before(lines: list[str], text: str, where: str) -> list[str]:
     raise SnippetError(f"{where}: no line starts with '{text}'")
 
 
+def is_solution(line: str) -> bool:
+    m = INCLUDE.match(line)
+    return bool(m) and os.path.normpath(split_spec(m["spec"].strip())[0]).split(os.sep)[0] == "solutions"
+
+
+def code_blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """(opening fence, closing fence) line indexes of each fenced code block; an unclosed one runs to the end."""
+    blocks, opening = [], None
+    for i, line in enumerate(lines):
+        m = FENCE.match(line)
+        if not m:
+            continue
+        if opening is None:
+            opening, fence = i, m["fence"]
+        elif line.strip() == line.strip()[0] * len(line.strip()) and line.strip().startswith(fence):
+            blocks.append((opening, i))
+            opening = None
+    if opening is not None:
+        blocks.append((opening, len(lines)))
+    return blocks
+
+
+def solution_blocks(lines: list[str], page: str) -> dict[int, int]:
+    """Opening fence -> closing fence of each code block that holds a listing from solutions/."""
+    hidden = {}
+    for first, last in code_blocks(lines):
+        inside = lines[first + 1 : last]
+        if not any(is_solution(l) for l in inside):
+            continue
+        if any(l.strip() and not is_solution(l) for l in inside):
+            raise SnippetError(f"{page}:{first + 1}: this code block has a listing from solutions/ and other lines: "
+                               "give the solution listing a code block of its own (the student edition replaces "
+                               "the block with a note)")
+        hidden[first] = last
+    return hidden
+
+
 def expand(markdown: str, root: str, page: str, student_edition: bool = False) -> str:
-    out = []
-    for number, line in enumerate(markdown.split("\n"), start=1):
+    lines = markdown.split("\n")
+    hidden = solution_blocks(lines, page) if student_edition else {}
+    out, skip_to = [], -1
+    for number, line in enumerate(lines, start=1):
+        if number - 1 <= skip_to:
+            continue
+        if number - 1 in hidden:  # the block's fences go with its listing: the note is no code
+            out.extend(FENCE.match(line)["indent"] + l for l in SOLUTION_NOTE)
+            skip_to = hidden[number - 1]
+            continue
         m = INCLUDE.match(line)
         if not m:
             out.append(line)
             continue
-        path, section = split_spec(m["spec"].strip())
-        if student_edition and os.path.normpath(path).split(os.sep)[0] == "solutions":
+        if student_edition and is_solution(line):  # outside any code block
             out.extend(m["indent"] + l for l in SOLUTION_NOTE)
             continue
+        path, section = split_spec(m["spec"].strip())
         where = f"{page}:{number}: {m['spec']}"
         full = os.path.realpath(os.path.join(root, path))
         if os.path.commonpath([full, os.path.realpath(root)]) != os.path.realpath(root):
@@ -88,20 +136,20 @@ def expand(markdown: str, root: str, page: str, student_edition: bool = False) -
         if not os.path.isfile(full):
             raise SnippetError(f"{where}: no such file")
         with open(full, encoding="utf-8") as f:
-            lines = f.read().split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
+            included = f.read().split("\n")
+        if included and included[-1] == "":
+            included.pop()
         if section is not None and section.startswith("before="):
-            lines = lines_before(lines, section[len("before="):], where)
+            included = lines_before(included, section[len("before="):], where)
         elif section is not None:
-            lines = section_lines(lines, section, where)
-        while lines and not lines[0].strip():
-            lines.pop(0)
-        while lines and not lines[-1].strip():
-            lines.pop()
-        if not lines:
+            included = section_lines(included, section, where)
+        while included and not included[0].strip():
+            included.pop(0)
+        while included and not included[-1].strip():
+            included.pop()
+        if not included:
             raise SnippetError(f"{where}: the included text is empty")
-        out.extend(m["indent"] + l if l.strip() else "" for l in lines)
+        out.extend(m["indent"] + l if l.strip() else "" for l in included)
     return "\n".join(out)
 
 
