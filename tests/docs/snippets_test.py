@@ -6,6 +6,8 @@
 Each case is a tiny site in SCRATCH that uses the project's hook: a listing of an existing section
 builds and holds exactly that section's code; a missing section, a missing file, a section without
 its end, an empty section and a `before=` line that is not there each stop the build with a message that names the problem.
+In the student edition a solution listing's code block becomes a note (an admonition, no code), also in a
+content tab, and a code block that mixes a solution listing with other lines stops the build.
 """
 
 import pathlib
@@ -36,13 +38,15 @@ int never_closed;
 """
 
 
-def build(name: str, page: str) -> tuple[int, str, pathlib.Path]:
+def build(name: str, page: str, config: str = "") -> tuple[int, str, pathlib.Path]:
     site = scratch / name
     shutil.rmtree(site, ignore_errors=True)
     (site / "docs").mkdir(parents=True)
     (site / "solutions").mkdir()
     (site / "solutions" / "lab.cu").write_text(SOURCE)
-    (site / "mkdocs.yml").write_text(f"site_name: t\nhooks:\n  - {hook}\nmarkdown_extensions:\n  - pymdownx.superfences\n")
+    (site / "labs").mkdir()
+    (site / "labs" / "visible.cu").write_text("int visible_to_students;\n")
+    (site / "mkdocs.yml").write_text(f"site_name: t\nhooks:\n  - {hook}\nmarkdown_extensions:\n  - pymdownx.superfences\n" + config)
     (site / "docs" / "index.md").write_text(page)
     run = subprocess.run([mkdocs, "build", "--strict", "--quiet"], cwd=site, capture_output=True, text=True)
     return run.returncode, run.stdout + run.stderr, site / "site"
@@ -81,5 +85,19 @@ for name, spec, message in (
 ):
     rc, out, _ = build(name, f'```cuda\n--8<-- "{spec}"\n```\n')
     expect(rc != 0 and message in out, f"{name.replace('-', ' ')} stops the build ({message})", out)
+
+STUDENT = "  - admonition\n  - pymdownx.tabbed\nextra:\n  gpulab_edition: student\n"
+rc, out, site = build("student", '# Page\n\n```cuda title="k"\n--8<-- "solutions/lab.cu:kernel"\n```\n\n'
+                      '=== "tab"\n\n    ```cuda\n    --8<-- "solutions/lab.cu:inner"\n    ```\n\n'
+                      '```cuda\n--8<-- "labs/visible.cu"\n```\n', STUDENT)
+html = (site / "index.html").read_text() if (site / "index.html").is_file() else ""
+expect(rc == 0, "the student edition builds", out)
+expect(html.count('<div class="admonition note">') == 2 and "instructor edition" in html,
+       "in the student edition each solution listing, in a tab or not, is a note (an admonition)", html[-2000:])
+expect("threadIdx" not in html and "!!!" not in html and html.count("<code") == 1 and "visible_to_students" in html,
+       "the student edition shows neither solution code nor the note's markup as code, and still lists labs/", html[-2000:])
+rc, out, _ = build("student-mixed", '```cuda\n--8<-- "solutions/lab.cu:inner"\nint more;\n```\n', STUDENT)
+expect(rc != 0 and "a listing from solutions/ and other lines" in out,
+       "a student-edition code block that mixes a solution listing with other lines stops the build", out)
 
 sys.exit(1 if failures else 0)
