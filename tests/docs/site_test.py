@@ -9,10 +9,16 @@
 - In the instructor repository the instructor edition builds too, with an answer under every
   question of every chapter, and the student edition is also built from a copy of the repository
   laid out as the student release is (no solutions/, no docs/answers/), as `make docs` does there.
+- In the student edition a listing of solution code renders as a note (an admonition saying the code is
+  in the instructor edition), not as a code box holding the note's markup.
+- No page of either edition loads anything from the network: no script, stylesheet, icon, frame,
+  image or other resource with an http(s) or protocol-relative address, in the HTML or in the site's CSS
+  (the site must work offline from file://; links a reader follows are fine).
 Exit 77 (skipped) when the site generator is not installed (scripts/docs/venv.sh installs it).
 """
 
 import html
+import html.parser
 import os
 import pathlib
 import re
@@ -49,6 +55,75 @@ def page_texts(site: pathlib.Path) -> dict[str, str]:
     return texts
 
 
+REMOTE = re.compile(r"^\s*(https?:)?//", re.I)
+CSS_REMOTE = re.compile(r"(url\(\s*['\"]?|@import\s+['\"])\s*((https?:)?//[^'\")\s]*)", re.I)
+NOT_FETCHED_LINKS = {"canonical", "alternate", "author", "license", "help", "next", "prev", "search"}
+
+
+class RemoteResources(html.parser.HTMLParser):
+    """The addresses a browser would fetch from the network while showing a page (not links a reader follows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = {k: v or "" for k, v in attrs}
+        loaded = []
+        if tag == "link" and not set(a.get("rel", "").lower().split()) <= NOT_FETCHED_LINKS:
+            loaded.append(a.get("href", ""))
+        if tag in ("script", "iframe", "img", "source", "audio", "video", "embed", "track", "input", "frame"):
+            loaded.append(a.get("src", ""))
+        if tag in ("img", "source"):
+            loaded += [part.split()[0] for part in a.get("srcset", "").split(",") if part.split()]
+        if tag == "object":
+            loaded.append(a.get("data", ""))
+        if tag in ("image", "use", "feimage"):  # SVG
+            loaded += [a.get("href", ""), a.get("xlink:href", "")]
+        if tag == "video":
+            loaded.append(a.get("poster", ""))
+        loaded += [m[2] for m in CSS_REMOTE.finditer(a.get("style", ""))]
+        self.found += [f"<{tag}> {url}" for url in loaded if REMOTE.match(url)]
+
+    def handle_data(self, data):  # a <style> block; a script's text is not fetched by the parser
+        self.found += [f"in a style: {m[2]}" for m in CSS_REMOTE.finditer(data)]
+
+
+def check_offline(site: pathlib.Path, label: str):
+    pages = sorted(site.rglob("*.html"))
+    check(len(pages) > 20, f"{label}: only {len(pages)} pages: the offline check would see nothing")
+    for page in pages:
+        parser = RemoteResources()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for what in parser.found[:3]:
+            failures.append(f"{label}: {page.relative_to(site)} loads {what} from the network (the site must work "
+                            "offline from file://)")
+    for sheet in sorted(site.rglob("*.css")):
+        for m in list(CSS_REMOTE.finditer(sheet.read_text(encoding="utf-8", errors="replace")))[:3]:
+            failures.append(f"{label}: {sheet.relative_to(site)} loads {m[2]} from the network")
+
+
+CODE_ELEMENT = re.compile(r"<code[^>]*>(.*?)</code>", re.S)
+SOLUTION_NOTE = re.compile(r'<div class="admonition note">\s*<p class="admonition-title">Reference solution</p>'
+                           r"\s*<p>[^<]*code is in the instructor edition[^<]*</p>\s*</div>")
+
+
+def check_solution_notes(site: pathlib.Path, label: str):
+    """Each hidden listing is an admonition element, and no code element holds admonition markup."""
+    notes = 0
+    for page in sorted(site.rglob("*.html")):
+        raw = page.read_text(encoding="utf-8")
+        notes += len(SOLUTION_NOTE.findall(raw))
+        for code in CODE_ELEMENT.findall(raw):
+            text = html.unescape(re.sub(r"<[^>]+>", "", code))
+            if "!!!" in text or "Reference solution" in text:
+                failures.append(f"{label}: {page.relative_to(site)} shows the solution note as code: "
+                                f"{text.strip()[:80]!r} (snippets_hook.py must replace the whole code block)")
+                break
+    check(notes >= 20, f"{label}: {notes} listings render as the note 'Reference solution' (an admonition saying the "
+          "code is in the instructor edition); the chapters have dozens of solution listings (snippets_hook.py)")
+
+
 def source_lines(folder: pathlib.Path) -> set[str]:
     lines = set()
     for f in folder.rglob("*"):
@@ -77,8 +152,8 @@ def check_student_site(site: pathlib.Path, label: str):
     texts = page_texts(site)
     raw = "".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
     check('class="answer"' not in raw, f"{label}: the student edition shows answers")
-    check(any("code is in the instructor edition" in text for text in texts.values()),
-          f"{label}: no listing of the student edition says where the solution code went (snippets_hook.py)")
+    check_solution_notes(site, label)
+    check_offline(site, label)
     if (repo / "solutions").is_dir():
         lines = solution_only_lines()
         check(len(lines) > 100, f"only {len(lines)} solution-only lines found: the test would not see a leak")
@@ -137,6 +212,7 @@ def main():
     if instructor_repository:
         if build("instructor", repo, scratch / "instructor"):
             check_instructor_site(scratch / "instructor")
+            check_offline(scratch / "instructor", "instructor edition")
         copy = student_release_copy()
         if build("student", copy, scratch / "release-student"):
             check_student_site(scratch / "release-student", "student edition in the release layout")
@@ -144,7 +220,8 @@ def main():
         print("FAIL:", f)
     if failures:
         sys.exit(1)
-    print("ok: both editions build strictly; the student edition has no answers and no solution code")
+    print("ok: both editions build strictly and load nothing from the network; the student edition has no answers "
+          "and no solution code, and says so in notes")
 
 
 main()
