@@ -3,18 +3,29 @@
 
     browser_test.py MKDOCS REPO SCRATCH
 
-Builds the site (the instructor edition where solutions/ exists, else the student edition) and checks:
-- search works from the file system: typing a query into the search box lists matching pages;
+Chromium is started as a student's browser is: without flags that widen what a file:// page may do
+(no --allow-file-access-from-files), and without network. The test runs itself in a network namespace
+of its own (`unshare -rn`, only the loopback up, which Selenium needs); where namespaces are not
+allowed, Chromium resolves no host name and its proxy is a port that refuses (--host-resolver-rules,
+--proxy-server). Either way every request the pages make is logged, and an http(s) one fails the test.
+
+Builds both editions of the site (the student one only in the student repository) and checks, in each:
+- search works from the file system: the search box is shown, typing a query lists matching pages and
+  the first result opens the page that explains it;
 - formulas are typeset by KaTeX (the copy served with the site), without errors;
+- no page it opens asks the network for anything.
+And in the instructor edition (the student one in the student repository):
 - at a 1280 px wide window no table and no code listing of the pages it looks at is wider than its
   column (the element's scrollWidth against its clientWidth, measured in the page); a screenshot of
   each page is left in SCRATCH/screenshots for a look.
 Exit 77 (skipped) when the site generator, Chromium, chromedriver or Selenium is missing.
 """
 
+import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -25,6 +36,9 @@ PAGES = ["index.html", "why-gpus.html", "programming-model.html", "memory.html",
          "labs/hello.html", "labs/matmul.html", "labs/transpose.html", "labs/bitonic.html", "labs/filter.html",
          "labs/reduction.html", "labs/scan.html", "labs/histogram.html"]
 WIDTH = 1280
+OFFLINE = "GPULAB_BROWSER_TEST_NETWORK_NAMESPACE"  # set in the namespace the test re-runs itself in
+# A query, and the page (and the title of the section) its first result must be.
+QUERY, ANSWER_PAGE, ANSWER_SECTION = "bank conflicts", "memory.html", "Shared memory and bank conflicts"
 failures: list[str] = []
 
 # Every table and listing of the article whose content is wider than the box it is shown in.
@@ -50,10 +64,32 @@ def check(condition: bool, message: str) -> bool:
     return condition
 
 
-def build_site() -> pathlib.Path:
-    site = scratch / "site"
+def without_network():
+    """Re-runs this test in a network namespace of its own, with only the loopback up; returns how the browser
+    is kept off the network (the Chromium flags of the fallback where namespaces are not allowed)."""
+    if os.environ.get(OFFLINE):
+        return "a network namespace with only the loopback (unshare -rn)", []
+    unshare, ip = shutil.which("unshare"), shutil.which("ip") or "/usr/sbin/ip"
+    if unshare and os.path.exists(ip):
+        probe = subprocess.run([unshare, "-rn", ip, "link", "set", "lo", "up"], capture_output=True)
+        if probe.returncode == 0:
+            env = dict(os.environ, **{OFFLINE: "1"})
+            command = f'"{ip}" link set lo up && exec "$0" "$@"'
+            sys.stdout.flush()
+            os.execve(unshare, [unshare, "-rn", "sh", "-c", command, sys.executable, __file__, *sys.argv[1:]], env)
+    # A port that is bound and not listening refuses every connection: the proxy of every request.
+    refuser = socket.socket()
+    refuser.bind(("127.0.0.1", 0))
+    without_network.refuser = refuser  # kept open as long as the test runs
+    port = refuser.getsockname()[1]
+    return (f"no name resolution and a proxy that refuses (127.0.0.1:{port}): unshare -rn is not allowed here",
+            ["--host-resolver-rules=MAP * ~NOTFOUND", f"--proxy-server=http://127.0.0.1:{port}",
+             "--proxy-bypass-list=<-loopback>"])
+
+
+def build_site(edition: str) -> pathlib.Path:
+    site = scratch / f"site-{edition}"
     shutil.rmtree(site, ignore_errors=True)
-    edition = "instructor" if (repo / "solutions").is_dir() else "student"
     env = dict(os.environ, GPULAB_DOCS_EDITION=edition, NO_MKDOCS_2_WARNING="1")
     run = subprocess.run([str(mkdocs), "build", "--strict", "--quiet", "--config-file", str(repo / "mkdocs.yml"),
                           "--site-dir", str(site)], capture_output=True, text=True, env=env)
@@ -62,7 +98,7 @@ def build_site() -> pathlib.Path:
     return site
 
 
-def browser():
+def browser(offline_flags: list[str]):
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -74,9 +110,11 @@ def browser():
         skip("Chromium or its driver is not installed (chromium, chromium-driver; scripts/install-deps.sh test)")
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--allow-file-access-from-files",
-                f"--window-size={WIDTH},1000", f"--user-data-dir={scratch / 'chromium-profile'}"):
+    # No flag here lets a file:// page do more than in a student's browser (--no-sandbox: the test may run as root).
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--window-size={WIDTH},1000",
+                f"--user-data-dir={scratch / 'chromium-profile'}", *offline_flags):
         options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # the requests, to see none leaves
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
@@ -90,27 +128,55 @@ def wait_for(condition, seconds: float = 20):
     return condition()
 
 
-def check_search(b, site: pathlib.Path):
+def check_no_requests(b, label: str):
+    """Every network request the pages opened since the last call made: none may leave the machine."""
+    for entry in b.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            url = message["params"]["request"]["url"]
+            if not url.startswith(("file:", "blob:", "data:", "about:", "chrome:", "devtools:")):
+                failures.append(f"{label}: a page asked the network for {url[:120]} (the site must work offline)")
+
+
+def page_of(url: str) -> str:
+    """The page of an address, without the query (the theme's ?h= highlight) and the section."""
+    return url.split("#")[0].split("?")[0]
+
+
+def check_search(b, site: pathlib.Path, label: str):
     from selenium.webdriver.common.by import By
 
-    b.get((site / "index.html").as_uri())
-    box = b.find_element(By.CSS_SELECTOR, "input.md-search__input")  # in the header at this width
-    box.click()
-    box.send_keys("bank conflicts")
+    b.get((site / "labs" / "transpose.html").as_uri())  # a page in a folder: result links are relative
+    box = wait_for(lambda: [e for e in b.find_elements(By.CSS_SELECTOR, "input.md-search__input") if e.is_displayed()], 5)
+    if not check(bool(box), f"{label}: the search box is hidden on a page opened from file:// without network "
+                 "(the theme hides it when its search worker does not start: site_hook.py, docs/assets/file-search.js)"):
+        return
+    box[0].click()
+    box[0].send_keys(QUERY)
+    # A result is a page, with the sections that match under it.
     items = wait_for(lambda: b.find_elements(By.CSS_SELECTOR, ".md-search-result__item"))
-    if check(bool(items), "search from file:// lists no result for 'bank conflicts' (is the offline plugin on?)"):
-        text = " ".join(i.text for i in items[:5]).lower()
-        check("bank" in text, f"search results for 'bank conflicts' do not mention banks: {text[:200]!r}")
+    if not check(bool(items), f"{label}: search from file:// lists no result for {QUERY!r}"):
+        return
+    link = items[0].find_element(By.CSS_SELECTOR, "a.md-search-result__link")
+    first, text = page_of(link.get_attribute("href")), items[0].text
+    check(first == (site / ANSWER_PAGE).as_uri() and ANSWER_SECTION in text,
+          f"{label}: the first result for {QUERY!r} is {first} ({text[:80]!r}), not {ANSWER_PAGE}: {ANSWER_SECTION!r}")
+    link.click()
+    opened = wait_for(lambda: page_of(b.current_url) == (site / ANSWER_PAGE).as_uri(), 5)
+    check(opened and ANSWER_SECTION in b.find_element(By.TAG_NAME, "article").text,
+          f"{label}: clicking the first result for {QUERY!r} opens {b.current_url}, not {ANSWER_PAGE}")
 
 
-def check_formulas(b, site: pathlib.Path):
+def check_formulas(b, site: pathlib.Path, label: str):
     from selenium.webdriver.common.by import By
 
     b.get((site / "performance.html").as_uri())
     typeset = wait_for(lambda: b.find_elements(By.CSS_SELECTOR, ".arithmatex .katex"), 10)
-    check(bool(typeset), "performance.html: no formula was typeset by KaTeX (assets/katex, katex-init.js)")
+    check(bool(typeset), f"{label}: performance.html: no formula was typeset by KaTeX (assets/katex, katex-init.js)")
     errors = b.find_elements(By.CSS_SELECTOR, ".katex-error")
-    check(not errors, f"performance.html: KaTeX could not typeset {[e.text[:60] for e in errors[:3]]}")
+    check(not errors, f"{label}: performance.html: KaTeX could not typeset {[e.text[:60] for e in errors[:3]]}")
+    fonts = b.execute_script("return document.fonts.check('16px KaTeX_Main') && document.fonts.status")
+    check(fonts == "loaded", f"{label}: performance.html: KaTeX's fonts did not load from the site ({fonts!r})")
 
 
 def check_overflow(b, site: pathlib.Path):
@@ -134,20 +200,28 @@ def main():
     if not mkdocs.is_file():
         skip(f"the docs site generator is not installed at {mkdocs} (make test and make docs install it with "
              "scripts/docs/venv.sh)")
+    offline, offline_flags = without_network()
     scratch.mkdir(parents=True, exist_ok=True)
-    site = build_site()
-    b = browser()
+    editions = ["student", "instructor"] if (repo / "solutions").is_dir() else ["student"]
+    sites = {edition: build_site(edition) for edition in editions}
+    b = browser(offline_flags)
     try:
-        check_search(b, site)
-        check_formulas(b, site)
-        check_overflow(b, site)
+        for edition, site in sites.items():
+            label = f"{edition} edition"
+            check_search(b, site, label)
+            check_formulas(b, site, label)
+            check_no_requests(b, label)
+        check_overflow(b, sites[editions[-1]])
+        check_no_requests(b, f"{editions[-1]} edition")
     finally:
         b.quit()
+    print(f"offline: {offline}")
     for f in failures:
         print("FAIL:", f)
     if failures:
         sys.exit(1)
-    print(f"ok: search from file:// finds pages, formulas are typeset, and {len(PAGES)} pages fit a {WIDTH} px window")
+    print(f"ok: from file://, offline and without browser flags, search finds {ANSWER_PAGE} for {QUERY!r} and "
+          f"formulas are typeset in the {' and '.join(editions)} editions; {len(PAGES)} pages fit a {WIDTH} px window")
 
 
 main()
