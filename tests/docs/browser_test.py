@@ -135,7 +135,8 @@ def check_no_requests(b, label: str):
         if message["method"] == "Network.requestWillBeSent":
             url = message["params"]["request"]["url"]
             failure = f"{label}: a page asked the network for {url[:120]} (the site must work offline)"
-            if not url.startswith(("file:", "blob:", "data:", "about:", "chrome:", "devtools:")) and failure not in failures:
+            local = url.startswith(("file:", "blob:", "data:", "about:", "chrome:", "devtools:"))
+            if not local and failure not in failures:
                 failures.append(failure)
 
 
@@ -148,9 +149,11 @@ def check_search(b, site: pathlib.Path, label: str):
     from selenium.webdriver.common.by import By
 
     b.get((site / "labs" / "transpose.html").as_uri())  # a page in a folder: result links are relative
-    box = wait_for(lambda: [e for e in b.find_elements(By.CSS_SELECTOR, "input.md-search__input") if e.is_displayed()], 5)
+    box = wait_for(lambda: [e for e in b.find_elements(By.CSS_SELECTOR, "input.md-search__input")
+                            if e.is_displayed()], 5)
     if not check(bool(box), f"{label}: the search box is hidden on a page opened from file:// without network "
-                 "(the theme hides it when its search worker does not start: site_hook.py, docs/assets/file-search.js)"):
+                 "(the theme hides it when its search worker does not start: site_hook.py, "
+                 "docs/assets/file-search.js)"):
         return
     box[0].click()
     box[0].send_keys(QUERY)

@@ -46,7 +46,8 @@ def build(name: str, page: str, config: str = "") -> tuple[int, str, pathlib.Pat
     (site / "solutions" / "lab.cu").write_text(SOURCE)
     (site / "labs").mkdir()
     (site / "labs" / "visible.cu").write_text("int visible_to_students;\n")
-    (site / "mkdocs.yml").write_text(f"site_name: t\nhooks:\n  - {hook}\nmarkdown_extensions:\n  - pymdownx.superfences\n" + config)
+    (site / "mkdocs.yml").write_text(f"site_name: t\nhooks:\n  - {hook}\nmarkdown_extensions:\n"
+                                     "  - pymdownx.superfences\n" + config)
     (site / "docs" / "index.md").write_text(page)
     run = subprocess.run([mkdocs, "build", "--strict", "--quiet"], cwd=site, capture_output=True, text=True)
     return run.returncode, run.stdout + run.stderr, site / "site"
@@ -95,7 +96,8 @@ expect(rc == 0, "the student edition builds", out)
 expect(html.count('<div class="admonition note">') == 2 and "instructor edition" in html,
        "in the student edition each solution listing, in a tab or not, is a note (an admonition)", html[-2000:])
 expect("threadIdx" not in html and "!!!" not in html and html.count("<code") == 1 and "visible_to_students" in html,
-       "the student edition shows neither solution code nor the note's markup as code, and still lists labs/", html[-2000:])
+       "the student edition shows neither solution code nor the note's markup as code, and still lists labs/",
+       html[-2000:])
 rc, out, _ = build("student-mixed", '```cuda\n--8<-- "solutions/lab.cu:inner"\nint more;\n```\n', STUDENT)
 expect(rc != 0 and "a listing from solutions/ and other lines" in out,
        "a student-edition code block that mixes a solution listing with other lines stops the build", out)
