@@ -529,7 +529,8 @@ def reduction_tree(out):
     ax.text(26.6, 14 - 3.1 + 1.75, "barrier", color=RED, fontsize=7.5, va="center")
     y_last = 14 - (len(levels) - 1) * 3.1
     arrow(ax, (2.4, y_last + 0.2), (7.5, y_last - 1.0), color=ORANGE, lw=1.2)
-    ax.text(7.8, y_last - 1.0, "thread 0: one atomicAdd(out, s[0]) per block (fast), or a store to scratch for the next launch (tree)",
+    ax.text(7.8, y_last - 1.0, "thread 0 stores the block's sum to scratch, and the next launch sums those (tree);\n"
+            "the fast kernel sums its warps with shuffles instead, and adds each block's sum with one atomicAdd",
             fontsize=8.5, color=ORANGE, va="center")
     ax.text(0.6, 15.9, f"one block's tree over {n} values (the lab's blocks: 256 threads add 512 values in pairs while loading, then 8 rounds)",
             fontsize=9.5, weight="bold")
