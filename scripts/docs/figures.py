@@ -502,11 +502,226 @@ def filter_median9(out):
     save(fig, out, "filter-median9.svg")
 
 
+def reduction_tree(out):
+    """A block's tree in shared memory with sequential addressing, then one atomic per block."""
+    fig, ax = canvas(10, 5.0, (0, 34), (-1.2, 16))
+    n = 16
+    values = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3]
+    levels = [values]
+    while len(levels[-1]) > 1:
+        v = levels[-1]
+        half = len(v) // 2
+        levels.append([v[t] + v[t + half] for t in range(half)])
+    for lv, v in enumerate(levels):
+        y = 14 - lv * 3.1
+        for t, x in enumerate(v):
+            box(ax, 1 + t * 1.6, y, 1.4, 1.2, fc="#e0f2f1" if lv else LIGHT, ec=TEAL if lv else GREY)
+            ax.text(1.7 + t * 1.6, y + 0.6, str(x), ha="center", va="center", fontsize=8.5)
+        label = "s[0 .. 15] after loading" if lv == 0 else f"stride {len(levels[lv - 1]) // 2}: thread t < {len(v)} adds s[t + {len(v)}]"
+        ax.text(27.0, y + 0.6, label, fontsize=8.5, va="center")
+        if lv:
+            prev = levels[lv - 1]
+            half = len(v)
+            for t in range(len(v)):
+                arrow(ax, (1.7 + t * 1.6, y + 3.1), (1.7 + t * 1.6, y + 1.25), color=GREY, lw=0.7)
+                arrow(ax, (1.7 + (t + half) * 1.6, y + 3.1), (1.7 + t * 1.6 + 0.3, y + 1.25), color=TEAL, lw=0.7)
+            ax.plot([0.6, 26.4], [y + 1.75, y + 1.75], color=RED, lw=0.8, linestyle="--")
+    ax.text(26.6, 14 - 3.1 + 1.75, "barrier", color=RED, fontsize=7.5, va="center")
+    y_last = 14 - (len(levels) - 1) * 3.1
+    arrow(ax, (2.4, y_last + 0.2), (7.5, y_last - 1.0), color=ORANGE, lw=1.2)
+    ax.text(7.8, y_last - 1.0, "thread 0 stores the block's sum to scratch, and the next launch sums those (tree);\n"
+            "the fast kernel sums its warps with shuffles instead, and adds each block's sum with one atomicAdd",
+            fontsize=8.5, color=ORANGE, va="center")
+    ax.text(0.6, 15.9, f"one block's tree over {n} values (the lab's blocks: 256 threads add 512 values in pairs while loading, then 8 rounds)",
+            fontsize=9.5, weight="bold")
+    save(fig, out, "reduction-tree.svg")
+
+
+def scan_phases(out):
+    """any-n's three phases, and fast's single pass with decoupled look-back."""
+    fig, ax = canvas(10.5, 6.4, (0, 42), (0, 25.5))
+    words = [[1, 2, 0, 3], [2, 2, 1, 1], [0, 4, 1, 2], [3, 0, 0, 1]]
+    ax.text(0.3, 25.0, "any-n: three phases (tiles of 4 words here; the lab's: 1024)", fontsize=9.5, weight="bold")
+
+    def row(y, vals, fc, ec, label):
+        for b, tile in enumerate(vals):
+            for i, x in enumerate(tile):
+                box(ax, 1 + b * 7.2 + i * 1.6, y, 1.4, 1.2, fc=fc, ec=ec)
+                ax.text(1.7 + b * 7.2 + i * 1.6, y + 0.6, str(x), ha="center", va="center", fontsize=8.5)
+        ax.text(30.2, y + 0.6, label, fontsize=8.5, va="center")
+
+    incl = [[sum(t[: i + 1]) for i in range(len(t))] for t in words]
+    totals = [t[-1] for t in incl]
+    offsets = [sum(totals[:b]) for b in range(len(totals))]
+    row(22.4, words, LIGHT, GREY, "input, cut into tiles")
+    row(19.4, incl, "#e0f2f1", TEAL, "1: scan each tile; its total to scratch")
+    for b, tot in enumerate(totals):
+        box(ax, 1 + b * 7.2 + 4.8, 16.6, 1.4, 1.2, fc="#ffe0b2", ec=ORANGE)
+        ax.text(1.7 + b * 7.2 + 4.8, 17.2, f"{offsets[b]}", ha="center", va="center", fontsize=8.5)
+        arrow(ax, (1.7 + b * 7.2 + 4.8, 19.35), (1.7 + b * 7.2 + 4.8, 17.85), color=ORANGE, lw=0.8)
+    ax.text(30.2, 17.2, "2: scan the totals (exclusive),\n    the same function, recursively", fontsize=8.5, va="center")
+    row(13.8, [[x + offsets[b] for x in t] for b, t in enumerate(incl)], "#e8eaf6", INDIGO,
+        "3: add each tile's offset")
+    ax.text(0.3, 11.6, "phases 1 and 3 both read and write the words: 16 bytes a word, twice a copy's 8",
+            fontsize=8, color=GREY)
+
+    ax.text(0.3, 9.6, "fast: one pass, decoupled look-back (tiles of 8192 words; CUDA)", fontsize=9.5, weight="bold")
+    states = [("P", 6), ("P", 12), ("A", 7), ("A", 4), ("X", None)]
+    for b, (flag, value) in enumerate(states):
+        fc = {"P": "#e8eaf6", "A": "#ffe0b2", "X": LIGHT}[flag]
+        ec = {"P": INDIGO, "A": ORANGE, "X": GREY}[flag]
+        box(ax, 1 + b * 6.0, 5.4, 5.0, 2.4, fc=fc, ec=ec, lw=1.2 if b == 4 else 1.0)
+        text = f"tile {b}\n{flag}: {value}" if value is not None else f"tile {b}\n(this tile)"
+        ax.text(3.5 + b * 6.0, 6.6, text, ha="center", va="center", fontsize=8.5)
+    for b in (3, 2, 1):
+        arrow(ax, (1.2 + (b + 1) * 6.0, 4.9), (3.5 + b * 6.0, 4.9), color=RED, lw=1.0, rad=-0.35)
+    ax.text(1.0, 2.9, "tile 4 has published its aggregate; it looks back, adding aggregates (A: 4, 7) until it meets an\n"
+            "inclusive prefix (P: 12): its prefix is 12 + 7 + 4 = 23. It publishes P (23 + its total) and writes its words once.",
+            fontsize=8, va="top")
+    ax.text(32.0, 6.6, "X: nothing yet\nA: the tile's own total\nP: the sum of every word\n    up to its end",
+            fontsize=8, va="center", color=GREY)
+    save(fig, out, "scan-phases.svg")
+
+
+def histogram_privatised(out):
+    """Per-block bins in shared memory, merged into the global bins once per block."""
+    fig, ax = canvas(10, 4.6, (0, 40), (0, 18.5))
+    ax.text(0.3, 18.0, "privatised bins: shared-memory atomics per byte, global atomics per block", fontsize=9.5,
+            weight="bold")
+    for b in range(3):
+        x0 = 1 + b * 12.5
+        box(ax, x0, 10.6, 10.8, 5.4, fc=LIGHT, ec=GREY)
+        ax.text(x0 + 0.3, 15.4, f"block {b}" if b < 2 else "block B - 1", fontsize=8.5, weight="bold")
+        for t in range(6):
+            box(ax, x0 + 0.4 + t * 1.3, 13.6, 1.1, 1.1, fc="#e8eaf6", ec=INDIGO, lw=0.6)
+        ax.text(x0 + 10.6, 14.15, "threads", fontsize=7.2, color=INDIGO, va="center", ha="right")
+        for k in range(6):
+            box(ax, x0 + 0.4 + k * 1.3, 10.9, 1.1, 1.1, fc="#e0f2f1", ec=TEAL, lw=0.6)
+        ax.text(x0 + 10.6, 11.45, "bins", fontsize=7.2, color=TEAL, va="center", ha="right")
+        for t, k in ((0, 2), (3, 2), (5, 6)):
+            arrow(ax, (x0 + 0.95 + t * 1.3, 13.55), (x0 + 0.95 + k * 1.3, 12.05), color=TEAL, lw=0.7)
+    for k in range(16):
+        box(ax, 4 + k * 1.9, 3.0, 1.7, 1.4, fc="#ffe0b2", ec=ORANGE, lw=0.7)
+    ax.text(4, 2.6, "256 bins in global memory", fontsize=8, color=ORANGE, va="top")
+    for b in range(3):
+        arrow(ax, (1 + b * 12.5 + 5.4, 10.5), (8 + b * 10, 4.5), color=ORANGE, lw=1.0)
+    ax.text(1.0, 7.6, "each thread: a grid-stride loop over the bytes, one shared atomicAdd per byte into the\n"
+            "block's 256 bins; at the end of the block, 256 global atomicAdds, one per bin", fontsize=8,
+            color=ORANGE)
+    ax.text(27.0, 5.4, "as many blocks as the GPU runs at once\n(8 per SM on the H100)", fontsize=8, color=GREY)
+    save(fig, out, "histogram-privatised.svg")
+
+
+def nbody_tiles(out):
+    """Each block walks over all bodies a tile at a time, through shared memory."""
+    fig, ax = canvas(10, 4.4, (0, 40), (0, 17))
+    ax.text(0.3, 16.5, "block b computes the forces on its T bodies; the bodies pass through shared memory a tile at a time",
+            fontsize=9.5, weight="bold")
+    tiles = 6
+    for j in range(tiles):
+        fc = "#ffe0b2" if j == 2 else LIGHT
+        box(ax, 2 + j * 5.2, 12.0, 4.8, 1.6, fc=fc, ec=ORANGE if j == 2 else GREY)
+        ax.text(4.4 + j * 5.2, 12.8, f"tile {j}" if j < tiles - 1 else "last tile\n(mass 0 past n)",
+                ha="center", va="center", fontsize=7.5)
+    ax.text(33.6, 12.8, "all n bodies in global\nmemory; tile j: bodies\njT .. jT + T - 1", fontsize=8, va="center")
+    box(ax, 12.4, 6.6, 4.8, 1.6, fc="#ffe0b2", ec=ORANGE, lw=1.2)
+    ax.text(14.8, 7.4, "tile in shared memory", ha="center", va="center", fontsize=7.5)
+    arrow(ax, (14.8, 11.9), (14.8, 8.3), color=ORANGE)
+    ax.text(15.3, 10.1, "1. each thread loads one body (coalesced); barrier", fontsize=8, color=ORANGE)
+    box(ax, 23.0, 3.6, 15.5, 1.6, fc="#e8eaf6", ec=INDIGO)
+    ax.text(30.75, 4.4, "block b: T threads, thread i owns body bT + i", ha="center", va="center", fontsize=7.5)
+    arrow(ax, (17.3, 7.0), (23.0, 4.6), color=INDIGO)
+    ax.text(18.5, 6.9, "2. every thread adds the T terms\n    of the tile; barrier; next tile", fontsize=8, color=INDIGO)
+    ax.text(0.5, 2.2, "each body is loaded from global memory once per block and used by all T threads (T = 256):\n"
+            "a thread's n interactions need n / T loads of its own, so the kernel is limited by arithmetic", fontsize=8,
+            color=GREY, va="top")
+    save(fig, out, "nbody-tiles.svg")
+
+
+def mandelbrot_warp(out):
+    """Escape counts of one warp of the timing spiral: the warp runs as long as its slowest lane."""
+    import numpy as np
+
+    size, span, centre, max_iter = 4096, 0.0006, (-0.7453, 0.1127), 2048
+    x0, y0 = 2624, 2250  # a warp of 16 x 2 pixels, busy about as much as the window's average
+    step = span / size
+    px, py = np.meshgrid(np.arange(x0, x0 + 16), np.arange(y0, y0 + 2))
+    c = (centre[0] + (px.ravel() - size / 2) * step) + 1j * (centre[1] + (py.ravel() - size / 2) * step)
+    z = np.zeros_like(c)
+    count = np.zeros(c.shape, int)
+    alive = np.ones(c.shape, bool)
+    for _ in range(max_iter):
+        z[alive] = z[alive] ** 2 + c[alive]
+        alive &= np.abs(z) <= 2
+        count[alive] += 1
+        if not alive.any():
+            break
+    longest = count.max()
+    busy = count.sum() / (32 * longest)
+    fig, ax = plt.subplots(figsize=(9.5, 3.6))
+    lanes = np.arange(32)
+    ax.bar(lanes, count, color=TEAL, width=0.8, label="steps of its own orbit (useful)")
+    ax.bar(lanes, longest - count, bottom=count, color="#cfd8dc", width=0.8, label="masked off, waiting for the slowest lane")
+    ax.axhline(longest, color=RED, linewidth=1, linestyle="--")
+    ax.text(31.6, longest * 1.02, f"the warp runs {longest} steps", color=RED, ha="right", va="bottom", fontsize=8.5)
+    ax.set_xlabel("lane of the warp (16 x 2 pixels of the spiral; counts computed here in double precision)")
+    ax.set_ylabel("steps")
+    ax.set_title(f"one warp of the timing window: its lanes do useful work {100 * busy:.0f} % of the time", fontsize=10,
+                 loc="left")
+    ax.set_xlim(-0.8, 31.8)
+    ax.set_ylim(0, longest * 1.35)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.legend(loc="upper left", frameon=False, fontsize=8, ncol=2)
+    fig.tight_layout()
+    save(fig, out, "mandelbrot-warp.svg")
+
+
+def amdahl(out):
+    """The theory chapter's worked example: a 50x kernel in a 1 s program, with and without the copies."""
+    import numpy as np
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.5, 3.6), gridspec_kw={"width_ratios": [1.15, 1]})
+    rows = [("CPU", [("host code", 0.05, GREY), ("loop", 0.95, INDIGO)]),
+            ("GPU kernel, 50x", [("host code", 0.05, GREY), ("kernel", 0.019, TEAL)]),
+            ("GPU kernel + copies", [("host code", 0.05, GREY), ("kernel", 0.019, TEAL), ("copies (3 GB, 50 GB/s)", 0.06, ORANGE)])]
+    for y, (label, parts) in enumerate(rows):
+        start = 0.0
+        for name, t, color in parts:
+            left.barh(y, t, left=start, color=color, height=0.55)
+            start += t
+        left.text(start + 0.015, y, f"{start:.3f} s: {1 / start:.1f}x" if y else "1 s", va="center", fontsize=8.5)
+    left.set_yticks(range(len(rows)), [r[0] for r in rows])
+    left.invert_yaxis()
+    left.set_xlim(0, 1.25)
+    left.set_xlabel("time (s)")
+    handles = [Rectangle((0, 0), 1, 1, color=c) for c in (GREY, INDIGO, TEAL, ORANGE)]
+    left.legend(handles, ["serial host code", "the loop on the CPU", "the kernel", "host-device copies"],
+                frameon=False, fontsize=7.5, loc="lower right")
+    left.spines[["top", "right"]].set_visible(False)
+    s = np.logspace(0, 3, 200)
+    right.semilogx(s, 1 / (0.05 + 0.95 / s), color=TEAL, label="kernel only: ceiling 1 / 0.05 = 20")
+    right.semilogx(s, 1 / (0.05 + 0.06 + 0.95 / s), color=ORANGE, label="with the copies: ceiling 1 / 0.11 = 9.1")
+    right.axhline(20, color=TEAL, linestyle=":", linewidth=1)
+    right.axhline(1 / 0.11, color=ORANGE, linestyle=":", linewidth=1)
+    right.axvline(50, color=GREY, linestyle="--", linewidth=0.8)
+    right.text(52, 1.5, "s = 50", fontsize=8, color=GREY)
+    right.set_xlabel("speedup s of the loop (f = 0.95 of the CPU time)")
+    right.set_ylabel("speedup of the program")
+    right.set_ylim(0, 22)
+    right.legend(frameon=False, fontsize=7.5, loc="upper left")
+    right.spines[["top", "right"]].set_visible(False)
+    fig.suptitle("Amdahl's law: S = 1 / ((1 - f) + f / s), the serial part sets the ceiling", fontsize=10, x=0.02,
+                 ha="left")
+    fig.tight_layout()
+    save(fig, out, "amdahl.svg")
+
+
 def main() -> int:
     out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/figures")
     out.mkdir(parents=True, exist_ok=True)
     for draw in (hierarchy, latency_hiding, coalescing, transpose_tiles, banks, matmul_tiles, register_tile,
-                 bitonic_network, bitonic_passes, hello_grid, memory_spaces, filter_halo, filter_separable, filter_median9):
+                 bitonic_network, bitonic_passes, hello_grid, memory_spaces, filter_halo, filter_separable, filter_median9,
+                 reduction_tree, scan_phases, histogram_privatised, nbody_tiles, mandelbrot_warp, amdahl):
         draw(out)
     print(f"figures: wrote {', '.join(sorted(p.name for p in out.glob('*.svg')))} into {out}")
     return 0
