@@ -84,8 +84,8 @@ void bitonic_chunk_merge_kernel(__global uint* keys, int n, int k) {
 #define FAST_CHUNK_BITS 13
 
 // The chunk in local memory is XOR-swizzled: key i lives in word i ^ (bits 5..9 of i), so bank
-// (i ^ i >> 5) % 32. Whichever five index bits a work-item's 32 keys differ in, the 32 work-items
-// of a warp then hit 32 different banks.
+// (i ^ i >> 5) % 32. When the 32 work-items of a warp differ in five consecutive index bits (as
+// every step here has them), they hit 32 different banks; other bit sets can collide.
 uint swizzled(uint i) { return i ^ (i >> 5 & 31); }
 
 // A group's keys come from and go to the array (with the padding rule: positions past n read as

@@ -157,9 +157,9 @@ struct GlobalKeys {
 };
 
 // A chunk in shared memory, XOR-swizzled: key i lives in word i ^ (bits 5..9 of i), so bank
-// (i ^ i >> 5) % 32. Whichever five index bits a thread's 32 keys differ in, the 32 lanes of a
-// warp then read 32 different banks (the padded chunk of before could not do that for keys 32
-// apart), and the chunk needs no spare words.
+// (i ^ i >> 5) % 32. When the 32 lanes of a warp differ in five consecutive index bits (as every
+// step here has them), they read 32 different banks (the padded chunk of before could not do that
+// for keys 32 apart), and the chunk needs no spare words. Other bit sets can collide.
 struct SharedChunk {
   unsigned* words;
   __device__ unsigned load(unsigned i) const { return words[i ^ (i >> 5 & 31)]; }
