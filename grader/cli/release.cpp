@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <regex>
+#include <set>
 #include <stdexcept>
 
 #include "files.hpp"
@@ -19,9 +20,24 @@ namespace fs = std::filesystem;
 namespace gpulab::cli {
 namespace {
 
-// What students never receive: the reference solutions, the answers to the docs' questions, and
-// the fixtures of the tests that are near-solutions (weaker kernels, hostile submissions).
+// Instructor material outside those folders: the instructor guide (its threat model lists what
+// grading does not stop) and the docs' CUDA measurement tools, whose chunked multi-stream pipeline
+// is the answer to the streams lab's overlap task, with the scripts that only they need. The
+// chapters show what these tools measured (docs/measured/), not their code.
+const std::set<std::string> kInstructorFiles = {
+    "docs/instructors.md",
+    "scripts/docs/streams_timeline.cu",
+    "scripts/docs/streams_timeline.py",
+    "scripts/docs/streams-timeline.sh",
+    "scripts/docs/host_device.cu",
+    "scripts/docs/host-device.sh",
+};
+
+// What students never receive: the reference solutions, the answers to the docs' questions, the
+// fixtures of the tests that are near-solutions (weaker kernels, hostile submissions), and the
+// instructor material above.
 bool left_out(const fs::path& relative) {
+  if (kInstructorFiles.count(relative.generic_string()) > 0) return true;
   auto part = relative.begin();
   if (part == relative.end()) return false;
   if (*part == "solutions") return true;
@@ -119,11 +135,115 @@ bool is_comment(const std::string& line) {
   return first != std::string::npos && line[first] == '#';
 }
 
+// ---------------------------------------------------------------- the docs site of the release
+// Pages the release leaves out (the instructor guide, the answers) must not break its strict
+// build: the nav forgets them, and a link to one keeps its text without the link.
+
+// The pages under docs/ that the release leaves out, as paths relative to docs/.
+std::set<std::string> left_out_pages(const std::vector<fs::path>& files) {
+  std::set<std::string> pages;
+  for (const auto& f : files)
+    if (left_out(f) && f.extension() == ".md" && *f.begin() == "docs")
+      pages.insert(f.lexically_relative("docs").generic_string());
+  return pages;
+}
+
+// mkdocs.yml without the nav entries ("  - Instructor guide: instructors.md") of left-out pages.
+std::string without_nav_entries(const std::string& config, const std::set<std::string>& pages) {
+  static const std::regex nav_entry(R"(^\s*-\s*(?:[^:#]+:\s*)?["']?([^"'\s#]+\.md)["']?\s*(#.*)?$)");
+  std::string out;
+  for (const auto& line : split_lines(config)) {
+    std::smatch m;
+    if (std::regex_match(line, m, nav_entry) && pages.count(m[1].str()) > 0) continue;
+    out += line + "\n";
+  }
+  if (!config.empty() && config.back() != '\n' && !out.empty()) out.pop_back();
+  return out;
+}
+
+// A page of docs/ (`page`, relative to docs/) with each Markdown link to a left-out page replaced
+// by the link's text.
+std::string without_links_to(const std::string& markdown, const fs::path& page, const std::set<std::string>& pages) {
+  static const std::regex link(R"(\[([^\]\n]*)\]\(([^)\s#]+\.md)(#[^)\s]*)?\))");
+  std::string out;
+  auto last = markdown.cbegin();
+  for (auto it = std::sregex_iterator(markdown.begin(), markdown.end(), link); it != std::sregex_iterator(); ++it) {
+    const std::string target = (page.parent_path() / (*it)[2].str()).lexically_normal().generic_string();
+    if (pages.count(target) == 0) continue;
+    out.append(last, (*it)[0].first);
+    out += (*it)[1].str();
+    last = (*it)[0].second;
+  }
+  out.append(last, markdown.cend());
+  return out;
+}
+
+// What a docs listing (`--8<-- "path:section"`, scripts/docs/snippets_hook.py) names.
+struct Listing {
+  std::string path, section, before;
+};
+
+Listing parse_listing(const std::string& spec) {
+  if (const auto at = spec.find(":before="); at != std::string::npos)
+    return {spec.substr(0, at), "", spec.substr(at + 8)};
+  const auto colon = spec.rfind(':');
+  if (colon != std::string::npos && colon > 0 && colon + 1 < spec.size() && spec.find('/', colon) == std::string::npos)
+    return {spec.substr(0, colon), spec.substr(colon + 1), ""};
+  return {spec, "", ""};
+}
+
+// Why a listing does not resolve in the release at `out` (empty when it does), as the hook reads it.
+std::string listing_problem(const fs::path& out, const Listing& listing) {
+  static const std::regex marker(R"(-{2,}8<-{2,}[ \t]*\[[ \t]*(start|end)[ \t]*:[ \t]*([A-Za-z0-9_.-]+)[ \t]*\])");
+  const fs::path file = out / listing.path;
+  if (!fs::is_regular_file(file)) return "the release has no such file";
+  bool start = false, end = false;
+  for (const auto& line : split_lines(read_text_or_throw(file))) {
+    if (!listing.before.empty() && line.find_first_not_of(" \t") != std::string::npos &&
+        line.compare(line.find_first_not_of(" \t"), listing.before.size(), listing.before) == 0)
+      return "";
+    std::smatch m;
+    if (!listing.section.empty() && std::regex_search(line, m, marker) && m[2].str() == listing.section)
+      (m[1].str() == "start" ? start : end) = true;
+  }
+  if (!listing.before.empty()) return fmt::format("no line of the released file starts with '{}'", listing.before);
+  if (!listing.section.empty() && !(start && end))
+    return fmt::format("the released file has no section '{}' with its start and end", listing.section);
+  return "";
+}
+
+// Every listing of every released page resolves in the release, so that its `make docs` builds:
+// the release removes hidden cases and leaves out files, and a page may include either. Listings of
+// solutions/ are fine: the student edition shows a note in their place.
+void require_docs_listings_resolve(const fs::path& out) {
+  static const std::regex include(R"re(^[ \t]*-{2,}8<-{2,}[ \t]+"([^"]+)"[ \t]*$)re");
+  if (!fs::is_directory(out / "docs")) return;
+  for (const auto& entry : fs::recursive_directory_iterator(out / "docs")) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".md") continue;
+    const auto lines = split_lines(read_text_or_throw(entry.path()));
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      std::smatch m;
+      if (!std::regex_match(lines[i], m, include)) continue;
+      const Listing listing = parse_listing(m[1].str());
+      if (fs::path(listing.path).lexically_normal().begin()->string() == "solutions") continue;
+      if (const std::string problem = listing_problem(out, listing); !problem.empty())
+        throw std::runtime_error(
+            fmt::format("{}:{}: the listing \"{}\" does not resolve in the student release ({}), so `make docs` would "
+                        "stop there; the release leaves out solutions/, docs/answers/, tests/fixtures/, the hidden "
+                        "cases and {}: include a part that students receive (a named section above the hidden cases), "
+                        "or leave the page out",
+                        fs::relative(entry.path(), out).generic_string(), i + 1, m[1].str(), problem,
+                        fmt::join(kInstructorFiles, ", ")));
+    }
+  }
+}
+
 // Copies `files` (relative to `root`) into `out`: all but what left_out() names, each lab.toml
 // without its hidden cases. On an error nothing of the release is left in `out`.
 void write_release_files(const fs::path& root, const std::vector<fs::path>& files, const fs::path& out,
                          ReleaseSummary& summary) {
   fs::create_directories(out);
+  const std::set<std::string> pages = left_out_pages(files);
   try {
     for (const auto& relative : files) {
       if (left_out(relative)) {
@@ -142,11 +262,17 @@ void write_release_files(const fs::path& root, const std::vector<fs::path>& file
         if (removed > 0)
           summary.manifests_changed.push_back(
               fmt::format("{}: {} hidden case{} removed", relative.string(), removed, removed == 1 ? "" : "s"));
+      } else if (relative == "mkdocs.yml") {
+        write_text_atomically(without_nav_entries(read_text_or_throw(source), pages), target);
+      } else if (*relative.begin() == "docs" && relative.extension() == ".md") {
+        write_text_atomically(without_links_to(read_text_or_throw(source), relative.lexically_relative("docs"), pages),
+                              target);
       } else {
         fs::copy_file(source, target);  // with its permissions: scripts stay executable
       }
       ++summary.files_written;
     }
+    require_docs_listings_resolve(out);
   } catch (...) {
     // The folder was empty or absent: nothing but this release's partial output is in it.
     for (const auto& entry : fs::directory_iterator(out)) fs::remove_all(entry.path());
@@ -260,8 +386,11 @@ std::string describe(const ReleaseSummary& s) {
         s.uncommitted.size(), s.uncommitted.size() == 1 ? "" : "s",
         fmt::join(s.uncommitted.begin(), s.uncommitted.begin() + std::min<std::size_t>(5, s.uncommitted.size()), ", "),
         s.uncommitted.size() > 5 ? ", ..." : "");
-  text += fmt::format("left out: solutions/, docs/answers/ and tests/fixtures/ ({} files), and {} hidden case{}\n",
-                      s.files_left_out, s.hidden_cases_removed, s.hidden_cases_removed == 1 ? "" : "s");
+  text += fmt::format(
+      "left out: solutions/, docs/answers/, tests/fixtures/ and the instructor's material ({}) ({} files), and {} "
+      "hidden case{}; the docs site's nav and links forget the pages left out\n",
+      fmt::join(kInstructorFiles, ", "), s.files_left_out, s.hidden_cases_removed,
+      s.hidden_cases_removed == 1 ? "" : "s");
   text += "added: tests/skeletons.tar, labs/ as released, which the students' make test reads instead of their edits\n";
   for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);
   text += fmt::format("next: cd {} && git init && git add . && git commit -m \"Course repository\"\n", s.out.string());

@@ -1,6 +1,9 @@
 // The student release: the repository students clone, written from the instructor's. It holds
 // every file of the course except the reference solutions, the test fixtures (weaker kernels and
-// hostile submissions are near-solutions) and the hidden cases of the lab manifests.
+// hostile submissions are near-solutions), the hidden cases of the lab manifests and the
+// instructor's material (the instructor guide, the docs' CUDA measurement tools). Its docs site
+// builds: the nav and the links forget the pages left out, and every listing a page includes must
+// resolve in the release (else the release stops, naming the page and line).
 #pragma once
 #include <filesystem>
 #include <string>
@@ -16,7 +19,7 @@ struct ReleaseSummary {
   std::string commit;                    // the released commit, abbreviated (git only)
   std::vector<std::string> uncommitted;  // tracked files whose changes the release leaves out (git only)
   int files_written = 0;
-  int files_left_out = 0;  // under solutions/, docs/answers/ and tests/fixtures/
+  int files_left_out = 0;  // under solutions/, docs/answers/ and tests/fixtures/, and the instructor's material
   int hidden_cases_removed = 0;
   std::vector<std::string> manifests_changed;  // "labs/01-matmul/lab.toml: 5 hidden cases removed"
 };

@@ -175,3 +175,95 @@ TEST_CASE("a release of a git checkout without a commit says to commit the cours
   fs::remove_all(empty);
   fs::remove_all(empty.string() + "-out");
 }
+
+// The docs site of the release: the pages and tools the release leaves out (the instructor guide,
+// the docs' CUDA measurement tools) must not break its strict build, and a listing of text the
+// release removes stops the release, not the students' `make docs`.
+namespace {
+
+struct CourseFolder {
+  fs::path root = fs::temp_directory_path() / ("gpulab-release-docs-test-" + std::to_string(::getpid()));
+  fs::path out = root.string() + "-out";
+  CourseFolder() {
+    fs::remove_all(root);
+    fs::remove_all(out);
+    write_file(root / "labs/00-first/kernel.cu", "// TODO: write the kernel\n");
+    write_file(root / "solutions/00-first/kernel.cu", "// --8<-- [start:k]\nthe answer\n// --8<-- [end:k]\n");
+    write_file(root / "scripts/docs/streams_timeline.cu",
+               "// --8<-- [start:pipeline]\nchunks\n// --8<-- [end:pipeline]\n");
+    write_file(root / "scripts/docs/host_device.cu", "chunks\n");
+    write_file(root / "scripts/docs/figures.py", "# draws\n");
+    write_file(root / "docs/instructors.md", "# Instructor guide\n\n## Thresholds\n");
+    write_file(root / "mkdocs.yml",
+               "site_name: x\nnav:\n  - Home: index.md\n  - Labs:\n      - \"00 · First\": labs/first.md\n"
+               "  - Instructor guide: instructors.md\n");
+    write_file(root / "docs/index.md",
+               "| [Instructor guide](instructors.md) | thresholds |\n| [First](labs/first.md) | a lab |\n");
+    write_file(root / "docs/labs/first.md",
+               "A bound ([instructor guide](../instructors.md#thresholds)); the [index](../index.md).\n\n"
+               "--8<-- \"solutions/00-first/kernel.cu:k\"\n");
+  }
+  ~CourseFolder() {
+    fs::remove_all(root);
+    fs::remove_all(out);
+  }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a release leaves out the instructor guide and the docs' CUDA measurement tools; its docs nav forgets the guide "
+    "and links to it keep only their text") {
+  CourseFolder course;
+  const auto summary = gpulab::cli::write_student_release(course.root, course.out);
+  CHECK_FALSE(fs::exists(course.out / "docs/instructors.md"));
+  CHECK_FALSE(fs::exists(course.out / "scripts/docs/streams_timeline.cu"));
+  CHECK_FALSE(fs::exists(course.out / "scripts/docs/host_device.cu"));
+  CHECK(fs::exists(course.out / "scripts/docs/figures.py"));
+  CHECK(summary.files_left_out == 4);  // the solution, the guide, the two tools
+  CHECK(read_file(course.out / "mkdocs.yml") ==
+        "site_name: x\nnav:\n  - Home: index.md\n  - Labs:\n      - \"00 · First\": labs/first.md\n");
+  CHECK(read_file(course.out / "docs/index.md") ==
+        "| Instructor guide | thresholds |\n| [First](labs/first.md) | a lab |\n");
+  CHECK(read_file(course.out / "docs/labs/first.md") ==
+        "A bound (instructor guide); the [index](../index.md).\n\n--8<-- \"solutions/00-first/kernel.cu:k\"\n");
+  CHECK(gpulab::cli::describe(summary).find("docs/instructors.md") != std::string::npos);
+}
+
+TEST_CASE(
+    "a release whose docs include text that the release removes stops, naming the page, the line and the fix, and "
+    "leaves nothing behind") {
+  CourseFolder course;
+  SUBCASE("a listing of a file the release leaves out") {
+    write_file(course.root / "docs/labs/streams.md",
+               "# Streams\n\n    --8<-- \"scripts/docs/streams_timeline.cu:pipeline\"\n");
+    CHECK_THROWS_WITH_AS(gpulab::cli::write_student_release(course.root, course.out),
+                         doctest::Contains("docs/labs/streams.md:3: the listing \"scripts/docs/streams_timeline.cu:"
+                                           "pipeline\" does not resolve in the student release (the release has no "
+                                           "such file)"),
+                         std::runtime_error);
+  }
+  SUBCASE("a listing up to a line that the release removes") {
+    write_file(course.root / "labs/00-first/notes.txt", "visible\n# Hidden\nsecret\n");
+    write_file(course.root / "docs/labs/first.md", "--8<-- \"labs/00-first/notes.txt:before=# Missing\"\n");
+    CHECK_THROWS_WITH_AS(gpulab::cli::write_student_release(course.root, course.out),
+                         doctest::Contains("no line of the released file starts with '# Missing'"), std::runtime_error);
+  }
+  SUBCASE("a listing of a section without its end") {
+    write_file(course.root / "labs/00-first/notes.txt", "// --8<-- [start:a]\nvisible\n");
+    write_file(course.root / "docs/labs/first.md", "--8<-- \"labs/00-first/notes.txt:a\"\n");
+    CHECK_THROWS_WITH_AS(gpulab::cli::write_student_release(course.root, course.out),
+                         doctest::Contains("no section 'a' with its start and end"), std::runtime_error);
+  }
+  CHECK(fs::is_empty(course.out));
+}
+
+TEST_CASE("a release whose docs include only released text and solutions/ (shown as a note) is written") {
+  CourseFolder course;
+  write_file(course.root / "labs/00-first/notes.txt", "visible\n# Hidden\n// --8<-- [start:a]\nx\n// --8<-- [end:a]\n");
+  write_file(course.root / "docs/labs/more.md",
+             "--8<-- \"labs/00-first/notes.txt:before=# Hidden\"\n--8<-- \"labs/00-first/notes.txt:a\"\n"
+             "--8<-- \"labs/00-first/notes.txt\"\n");
+  CHECK_NOTHROW(gpulab::cli::write_student_release(course.root, course.out));
+  CHECK(fs::exists(course.out / "docs/labs/more.md"));
+}
