@@ -20,7 +20,7 @@
 #                                   batch-grade one folder or archive per student (gpulab grade --help); on
 #                                   CUDA the sanitizer gate runs racecheck and synccheck by default on the
 #                                   tasks with shared memory or barriers; SANITIZE=1 every tool and task, SANITIZE=0 off
-#   make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=20]
+#   make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=10]
 #                                   pairs of students with similar lab files: OUT/similarity/index.html
 #   make student-release OUT=dir    the repository students clone: no solutions/, no hidden cases
 #   make audit [LAB=..] [SANITIZE=1]  mutants of each lab's reference solution, graded: which ones the grader kills
@@ -105,7 +105,7 @@ similarity_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--la
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(MIN_PERCENT),--min-percent $(MIN_PERCENT))
 
 similarity: harness
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=20]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=10]"; exit 2; }
 	@$(BUILD)/gpulab similarity $(similarity_args)
 
 student-release: harness

@@ -157,7 +157,9 @@ FileLock batch_lock(const fs::path& out, bool shared) {
 
 std::vector<StudentJob> list_submissions(const fs::path& dir) {
   std::vector<StudentJob> jobs;
-  for (const auto& [name, entry] : submission_entries(dir)) jobs.push_back({entry, name});
+  std::map<std::string, std::string> conflicts;  // refused with a record, so the gradebook names them
+  for (const auto& [name, entry] : submission_entries(dir, &conflicts))
+    jobs.push_back({entry, name, conflicts.count(name) ? conflicts[name] : ""});
   return jobs;
 }
 

@@ -190,6 +190,10 @@ StudentRecord new_record(const Batch& b, const StudentJob& job, const Slot& slot
 
 // The submission's files, or why it is refused (record.error).
 SubmissionFiles open_files(const StudentJob& job, const fs::path& scratch, StudentRecord& record) {
+  if (!job.conflict.empty()) {
+    record.error = job.conflict;
+    return {};
+  }
   try {
     return open_submission(job.entry, scratch / "unpacked");
   } catch (const SubmissionError& e) {
