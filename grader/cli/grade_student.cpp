@@ -325,11 +325,37 @@ void grade_labs(Batch& b, const Slot& slot, const fs::path& scratch, const std::
   b.budgets.push_back(phases);
 }
 
+// attempts/<graded_at>.json, a name no earlier grading of the student has taken.
+fs::path attempt_path(const fs::path& dir, const std::string& graded_at) {
+  fs::path path = dir / "attempts" / (graded_at + ".json");
+  for (int n = 2; fs::exists(path); ++n) path = dir / "attempts" / fmt::format("{}-{}.json", graded_at, n);
+  return path;
+}
+
+// A regrade adds a record and overwrites none: every grading of the student is kept in attempts/
+// (result.json is the latest, the one that counts). A record written before attempts/ existed is
+// kept there first; a not-graded record (the grader failed) is no attempt.
+void keep_attempt(const std::string& text, const fs::path& dir) {
+  const fs::path latest = dir / "result.json";
+  if (!fs::exists(dir / "attempts") && fs::exists(latest)) {
+    const json earlier = json::parse(read_text(latest), nullptr, false);
+    if (earlier.is_object() && !earlier.value("grader_error", false) && !earlier.value("graded_at", "").empty()) {
+      fs::create_directories(dir / "attempts");
+      write_text_atomically(read_text(latest), attempt_path(dir, earlier.value("graded_at", "")));
+    }
+  }
+  const json record = json::parse(text);
+  fs::create_directories(dir / "attempts");
+  write_text_atomically(text, attempt_path(dir, record.value("graded_at", now_utc())));
+}
+
 // The record last: a student counts as graded only once every file of theirs is complete.
 void write_student_files(const StudentRecord& record, const fs::path& dir, const GradescopeOptions& options) {
   const auto dump = [](const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; };
   write_student_outputs(record, dir, options);
-  write_text_atomically(dump(record), dir / "result.json");
+  const std::string text = dump(record);
+  keep_attempt(text, dir);
+  write_text_atomically(text, dir / "result.json");
 }
 
 }  // namespace
