@@ -323,3 +323,15 @@ TEST_CASE(
   CHECK_THROWS_WITH(cli::read_deadlines(csv), doctest::Contains("max_late_days '2.5' must be a whole number of days"));
   fs::remove(csv);
 }
+
+TEST_CASE("an empty submission folder is dated by its own time and says it has no files, never 1970") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("gpulab-empty-submission-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "labs");  // folders, but no file
+  const auto when = cli::submission_time(dir);
+  CHECK(when.time > cli::parse_iso_time("2020-01-01T00:00:00Z"));
+  CHECK(when.source == "folder time, no files");
+  std::ofstream(dir / "labs/a.cu") << "x";
+  CHECK(cli::submission_time(dir).source == "file time");
+  fs::remove_all(dir);
+}
