@@ -297,6 +297,15 @@ bool graded_before(const Batch& b, const StudentRecord& record, const fs::path& 
          old.value("calibration", "") == record.calibration;
 }
 
+// A line per lab as it starts and ends, when the batch grades several labs (a whole course takes a
+// student minutes); not with --quiet, and not for one lab, whose student line says it all.
+void say_progress(Batch& b, const std::string& line) {
+  if (b.o.quiet || b.labs.size() < 2) return;
+  std::lock_guard lock(b.print_lock);
+  fmt::print("{}\n", line);
+  std::fflush(stdout);
+}
+
 // Builds and runs each lab of the batch, into the record.
 void grade_labs(Batch& b, const Slot& slot, const fs::path& scratch, const std::map<std::string, LabFiles>& taken,
                 StudentRecord& record) {
@@ -309,7 +318,11 @@ void grade_labs(Batch& b, const Slot& slot, const fs::path& scratch, const std::
   PhaseTimes phases;  // over the student's labs
   for (const auto& m : b.labs) {
     if (!m.files.count(b.backend)) continue;
+    const auto lab_start = std::chrono::steady_clock::now();
+    say_progress(b, fmt::format("  {}: {} ...", record.student, m.id));
     LabRun lab = grade_lab_with_retries(b, m, taken.at(m.id), place, slot, record.seed);
+    say_progress(b, fmt::format("  {}: {}: {} / {} points ({:.0f} s)", record.student, m.id, points_text(lab.points()),
+                                points_text(lab.max_points()), seconds_since(lab_start)));
     phases += lab.phases;
     // Paths in messages: the scratch folder means nothing to a student.
     const std::string scratch_prefix = scratch.string() + "/";

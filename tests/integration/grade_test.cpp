@@ -233,6 +233,41 @@ TEST_CASE(
         std::string::npos);
 }
 
+TEST_CASE("a class with accented names grades, and two entries of one student are refused while the batch goes on") {
+  Batch b("grade-names");
+  const std::string zoe_acute = "zo\xc3\xa9", zoe_diaeresis = "zo\xc3\xab";
+  b.add_folder(zoe_acute, "labs", graded_lab().id);
+  b.add_folder(zoe_diaeresis, "labs", graded_lab().id);
+  std::string output;
+  REQUIRE(
+      run_command(fmt::format("cd '{}' && tar cf '{}.tar' '{}'", b.submissions.string(), zoe_diaeresis, zoe_diaeresis),
+                  output) == 0);
+  output.clear();
+  REQUIRE(b.grade(lab_args(), output) == 0);
+  INFO(output);
+  CHECK(statuses(b.result(zoe_acute)) == every_task("not_implemented"));  // graded under her own name
+  const json both = b.result(zoe_diaeresis);
+  CHECK(both["error"].get<std::string>().find(fmt::format("{} and {}.tar are both the student {}: refused",
+                                                          zoe_diaeresis, zoe_diaeresis, zoe_diaeresis)) !=
+        std::string::npos);
+  const std::string csv = read_file(b.out / "grades.csv");
+  CHECK(csv.find("\n" + zoe_acute + ",") != std::string::npos);
+  CHECK(csv.find("\n" + zoe_diaeresis + ",") != std::string::npos);
+}
+
+TEST_CASE("gpulab check takes a clone's root as SOURCE, as gpulab grade takes a submission") {
+  Batch b("check-clone-root");
+  b.add_folder("clone", "solutions", graded_lab().id);  // clone/labs/<id>/
+  const fs::path report = b.out.parent_path() / "check.json";
+  std::string output;
+  const int status = run_command(fmt::format("'{}' check --source '{}' {} --json '{}'", GPULAB_CLI,
+                                             (b.submissions / "clone").string(), lab_args(), report.string()),
+                                 output);
+  INFO(output);
+  CHECK(output.find("missing") == std::string::npos);
+  CHECK(status == 0);
+}
+
 TEST_CASE("a batch killed in the middle leaves no half-written result, and the next run grades only what is missing") {
   Batch b("grade-kill");
   for (const char* s : {"s1", "s2", "s3", "s4"}) b.add_folder(s, "solutions", graded_lab().id);
