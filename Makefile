@@ -3,8 +3,8 @@
 # builds the harness into build/ (scripts/build-harness.sh; the first build takes a few minutes).
 #
 #   make check                      every lab in labs/, on the best device
-#   make check LAB=transpose        one lab (its folder, name or number)
-#   make check SOURCE=solutions     the reference solutions (or any folder in the course layout)
+#   make check LAB=transpose        one lab (its folder, name or number); LAB="transpose scan" or LAB=transpose,scan: several
+#   make check SOURCE=solutions     the reference solutions, any folder of lab folders, or a clone's root (holding labs/)
 #   make check BACKEND=opencl DEVICE=0 SEED=123 TASK=naive TIMEOUT=20
 #   make check SANITIZE=1           CUDA: the correctness cases under compute-sanitizer (races, out-of-bounds, barriers)
 #   make check RECALIBRATE=1        measure the calibrations afresh (they are cached for 10 minutes)
@@ -15,12 +15,15 @@
 #   make format                     apply the house style (.clang-format) to every C++, CUDA and OpenCL source
 #   make docs [EDITION=student]     the lecture companion (docs/) as a site in build/site
 #   make bench-docs                 measure the solutions on this device into docs/measured/
-#   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB=..] [BACKEND=..]
+#   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB="a b"] [BACKEND=..]
+#              [DEVICE=..] [SEED=..] [TIMEOUT=s] [TIME_LIMIT=s] [MEMORY=GiB] [PROCESSES=n] [OUTPUT_LIMIT=MiB] [QUIET=1]
 #              [LEADERBOARD=1] [DEADLINES=due.csv] [HIDDEN_VISIBILITY=after_due_date] [SANITIZE=1|0]
+#              [SLURM=1 [PARTITION=p] [GRES=gpu:1] [SLURM_TIME=2:00:00] [ARRAY_CHUNK=10] [MAX_RUNNING=n]
+#               [SBATCH_ARG=..] [STATUS=1]]
 #                                   batch-grade one folder or archive per student (gpulab grade --help); on
 #                                   CUDA the sanitizer gate runs racecheck and synccheck by default on the
 #                                   tasks with shared memory or barriers; SANITIZE=1 every tool and task, SANITIZE=0 off
-#   make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=20]
+#   make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=10]
 #                                   pairs of students with similar lab files: OUT/similarity/index.html
 #   make student-release OUT=dir    the repository students clone: no solutions/, no hidden cases
 #   make audit [LAB=..] [SANITIZE=1]  mutants of each lab's reference solution, graded: which ones the grader kills
@@ -33,7 +36,10 @@ SOURCE ?= labs
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 source_dir = $(if $(filter labs solutions,$(SOURCE)),$(CURDIR)/$(SOURCE),$(abspath $(SOURCE)))
-check_args = --source "$(source_dir)" $(if $(LAB),--lab $(LAB)) $(if $(TASK),--task $(TASK)) \
+# LAB="transpose scan" or LAB=transpose,scan: one --lab per lab.
+comma := ,
+lab_args = $(foreach lab,$(subst $(comma), ,$(LAB)),--lab $(lab))
+check_args = --source "$(source_dir)" $(lab_args) $(if $(TASK),--task $(TASK)) \
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate) \
   $(if $(PROFILE),--profile)
@@ -88,24 +94,27 @@ check: check-run
 
 # Instructors: batch grading and the student repository.
 OUT ?= results
-grade_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) $(if $(BACKEND),--backend $(BACKEND)) \
+grade_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(lab_args) $(if $(BACKEND),--backend $(BACKEND)) \
   $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
+  $(if $(TIME_LIMIT),--time-limit $(TIME_LIMIT)) $(if $(MEMORY),--memory $(MEMORY)) \
+  $(if $(PROCESSES),--processes $(PROCESSES)) $(if $(OUTPUT_LIMIT),--output-limit $(OUTPUT_LIMIT)) $(if $(QUIET),--quiet) \
   $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(FORCE),--force) $(if $(CALIBRATE),--calibrate) \
   $(if $(filter 0,$(SANITIZE)),--no-sanitize,$(if $(SANITIZE),--sanitize)) \
   $(if $(LEADERBOARD),--leaderboard) $(if $(HIDDEN_VISIBILITY),--hidden-visibility $(HIDDEN_VISIBILITY)) \
   $(if $(DEADLINES),--deadlines "$(DEADLINES)") \
   $(if $(SLURM),--slurm $(if $(PARTITION),--partition "$(PARTITION)") $(if $(GRES),--gres "$(GRES)") \
-    $(if $(SLURM_TIME),--time "$(SLURM_TIME)") $(if $(ARRAY_CHUNK),--array-chunk $(ARRAY_CHUNK)) $(if $(STATUS),--status))
+    $(if $(SLURM_TIME),--time "$(SLURM_TIME)") $(if $(ARRAY_CHUNK),--array-chunk $(ARRAY_CHUNK)) \
+    $(if $(MAX_RUNNING),--max-running $(MAX_RUNNING)) $(if $(SBATCH_ARG),--sbatch-arg "$(SBATCH_ARG)") $(if $(STATUS),--status))
 
 grade: harness
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1] [SANITIZE=1|0] [SLURM=1 [PARTITION=p] [GRES=gpu:1] [SLURM_TIME=2:00:00] [ARRAY_CHUNK=10] [STATUS=1]]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=dir [OUT=results] [LAB=\"a b\"] [GRADE_JOBS=N] [FORCE=1] [CALIBRATE=1] [LEADERBOARD=1] [DEADLINES=due.csv] [HIDDEN_VISIBILITY=..] [SANITIZE=1|0] [SLURM=1 [PARTITION=p] [GRES=gpu:1] [SLURM_TIME=2:00:00] [ARRAY_CHUNK=10] [MAX_RUNNING=n] [STATUS=1]] (the Makefile's header lists them all)"; exit 2; }
 	@$(BUILD)/gpulab grade $(grade_args)
 
-similarity_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LAB),--lab $(LAB)) \
+similarity_args = --submissions "$(SUBMISSIONS)" --out "$(OUT)" $(lab_args) \
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(MIN_PERCENT),--min-percent $(MIN_PERCENT))
 
 similarity: harness
-	@test -n "$(SUBMISSIONS)" || { echo "usage: make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=20]"; exit 2; }
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=10]"; exit 2; }
 	@$(BUILD)/gpulab similarity $(similarity_args)
 
 student-release: harness
@@ -124,7 +133,7 @@ history: harness
 # Instructors: mutants of each lab's reference solution, graded; the report says which ones the
 # grader kills (gpulab audit --help).
 audit: harness
-	@$(BUILD)/gpulab audit $(if $(LAB),--lab $(LAB)) $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SANITIZE),--sanitize)
+	@$(BUILD)/gpulab audit $(lab_args) $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SANITIZE),--sanitize)
 
 # How fast the grader answers on this machine's best device (scripts/bench-grader.sh).
 bench-grader: harness

@@ -65,6 +65,7 @@ struct Batch {
 struct StudentJob {
   std::filesystem::path entry;
   std::string name;
+  std::string conflict;  // why the student is refused unopened: several entries are this student
 };
 
 enum class Outcome { graded, skipped, refused };

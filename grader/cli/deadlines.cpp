@@ -150,6 +150,11 @@ std::optional<Lateness> lateness_of(const Deadlines& d, const std::string& stude
 SubmissionTime submission_time(const fs::path& submission) {
   // Never a submission's own .git: running git there would obey the student's config, and its commit
   // dates are the student's to write.
+  // A folder with no file has no file time: its own time stands for it (not the epoch), and says so.
+  std::error_code ec;
+  if (fs::is_directory(submission, ec) && newest_file_time(submission) == 0)
+    return {std::chrono::system_clock::to_time_t(std::chrono::file_clock::to_sys(fs::last_write_time(submission))),
+            "folder time, no files"};
   return {newest_file_time(submission), "file time"};
 }
 

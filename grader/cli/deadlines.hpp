@@ -42,10 +42,11 @@ std::time_t parse_iso_time(const std::string& text);
 std::string iso_time(std::time_t t);
 
 // When a submission was handed in, as far as the grader can tell without the CSV: its newest file
-// time (a folder's files, an archive's own), and that it is one.
+// time (a folder's files, an archive's own), and that it is one; an empty folder's own time (never
+// the epoch), and that it has no files.
 struct SubmissionTime {
   std::time_t time = 0;
-  std::string source;  // "file time"
+  std::string source;  // "file time", or "folder time, no files"
 };
 SubmissionTime submission_time(const std::filesystem::path& submission);
 
@@ -61,7 +62,8 @@ struct Lateness {
 std::optional<Lateness> lateness_of(const Deadlines& deadlines, const std::string& student,
                                     const SubmissionTime& handed_in);
 
-// The newest modification time of `submission` (a file, or every file under a folder).
+// The newest modification time of `submission` (a file, or every file under a folder); 0 for a folder
+// without files.
 std::time_t newest_file_time(const std::filesystem::path& submission);
 
 }  // namespace gpulab::cli

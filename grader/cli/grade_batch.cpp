@@ -157,7 +157,9 @@ FileLock batch_lock(const fs::path& out, bool shared) {
 
 std::vector<StudentJob> list_submissions(const fs::path& dir) {
   std::vector<StudentJob> jobs;
-  for (const auto& [name, entry] : submission_entries(dir)) jobs.push_back({entry, name});
+  std::map<std::string, std::string> conflicts;  // refused with a record, so the gradebook names them
+  for (const auto& [name, entry] : submission_entries(dir, &conflicts))
+    jobs.push_back({entry, name, conflicts.count(name) ? conflicts[name] : ""});
   return jobs;
 }
 
@@ -532,6 +534,9 @@ void write_batch_files(const Batch& b, const std::vector<StudentJob>& students, 
     const json record = json::parse(read_text(path), nullptr, false);
     if (record.is_discarded()) continue;
     records.push_back(record.get<StudentRecord>());
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(path.parent_path() / "attempts", ec))
+      records.back().attempts += e.path().extension() == ".json";
     // Not graded (the grader failed): nothing to upload or hand out until a later run grades it.
     if (!records.back().grader_error)
       write_student_outputs(records.back(), path.parent_path(), gradescope_options(b.o));

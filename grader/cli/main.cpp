@@ -224,12 +224,23 @@ void write_outcome(const std::string& file, const std::string& line) {
   }
 }
 
+// SOURCE as `gpulab grade` takes a submission: the folder of the lab folders, or a clone's root that
+// holds them in labs/ (none of the labs' folders at the top, a labs/ folder with one of them).
+fs::path course_labs(const fs::path& source, const std::vector<Manifest>& labs) {
+  const auto has_a_lab = [&](const fs::path& dir) {
+    return std::any_of(labs.begin(), labs.end(), [&](const Manifest& m) { return fs::is_directory(dir / m.id); });
+  };
+  if (!has_a_lab(source) && has_a_lab(source / "labs")) return source / "labs";
+  return source;
+}
+
 int check(const CheckOptions& o) {
   write_outcome(o.outcome, "");
   const Toolchain tc = Toolchain::load(own_directory());
-  const fs::path source = fs::absolute(o.source.empty() ? tc.repo / "labs" : fs::path(o.source)).lexically_normal();
+  fs::path source = fs::absolute(o.source.empty() ? tc.repo / "labs" : fs::path(o.source)).lexically_normal();
   if (!fs::is_directory(source)) throw std::invalid_argument(fmt::format("SOURCE={} is not a folder", source.string()));
   const auto labs = select_labs(tc, o.labs);
+  source = course_labs(source, labs);
   require_known_tasks(labs, o.tasks);
   const std::string backend = choose_backend(tc, o.backend);
   CheckPlan plan{o,

@@ -273,7 +273,9 @@ std::string index_page(const std::vector<Group>& groups, const SimilarityReport&
       "<h1>Similar submissions</h1>\n<p>Pairs of students whose lab files share runs of at least {} "
       "tokens after the skeleton's lines are taken out (sim_c++ of similarity-tester: layout, comments "
       "and names do not count), most similar first; pairs below {}% are left out. Similarity is the "
-      "larger of the two percentages. A high score is a reason to read both files, not a proof.</p>\n",
+      "matching tokens over all the code of the two (a short file cannot reach 100% by itself); the "
+      "percentages beside it are how much of each is found in the other. A high score is a reason to read "
+      "both files, not a proof.</p>\n",
       o.min_run_tokens, o.min_percent);
   if (!report.notes.empty()) {
     html += "<ul>\n";

@@ -21,7 +21,7 @@ struct SimilarityOptions {
   std::filesystem::path out = "results";
   std::vector<Manifest> labs;         // their skeletons are the files beside each lab.toml
   std::vector<std::string> backends;  // empty: every backend a manifest lists
-  double min_percent = 20;            // pairs whose similarity is below this are left out of the report
+  double min_percent = 10;            // pairs whose similarity is below this are left out of the report
   int min_run_tokens = 24;            // sim's -r: the shortest matching run that counts
   int max_pages = 200;                // per lab and backend: the most similar pairs with a page and a row in index.html
   std::string tool = "sim_c++";       // the similarity tester: a name looked up in PATH, or a path
@@ -42,8 +42,15 @@ struct SimilarPair {
   double percent_a = 0, percent_b = 0;  // how much of a is found in b, and of b in a
   std::vector<SimilarRun> runs;
   std::string page;  // the side-by-side page, relative to OUT/similarity ("" beyond max_pages)
-  // The ranking: the larger percentage, so a copy padded with extra code still ranks by the copied part.
-  double similarity() const { return std::max(percent_a, percent_b); }
+  // The ranking: the matching tokens over the union of the two students' own tokens (a Jaccard index of
+  // their code), so neither a short file nor a long one can reach 100 % alone: one matching line in a
+  // file of one line is 100 % of that file but a small share of the pair's code. A copy padded with as
+  // much code again still shows 50 %.
+  double similarity() const {
+    const int shared = std::min({tokens, tokens_a, tokens_b});  // b's side of a run may repeat (compare_group)
+    const int both = tokens_a + tokens_b - shared;
+    return both > 0 ? 100.0 * shared / both : 0;
+  }
 };
 
 // `source` with the comments blanked out (newlines kept, so line numbers stay): what a C-like tokenizer sees.

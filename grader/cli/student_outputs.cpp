@@ -313,6 +313,15 @@ std::string late_columns(const StudentRecord& r, const std::map<std::string, Lat
                      points_text(100 * l.penalty), points_text(r.score.value_or(0.0) * (1 - l.penalty)));
 }
 
+// attempts, counted: how many gradings are kept, and which one the row is: the latest, "latest
+// (<graded_at>)" (a regrade is made for a reason: new files, or a fixed grader); a not-graded row counts none.
+std::string attempt_columns(const StudentRecord& r) {
+  const std::string counted = r.grader_error        ? "none (not graded)"
+                              : r.graded_at.empty() ? "latest"
+                                                    : fmt::format("latest ({})", r.graded_at);
+  return fmt::format(",{},{}", r.attempts, csv_cell(counted));
+}
+
 }  // namespace
 
 std::string gradebook_csv(const std::vector<StudentRecord>& records, const std::vector<Manifest>& labs,
@@ -323,21 +332,23 @@ std::string gradebook_csv(const std::vector<StudentRecord>& records, const std::
   std::string csv = "student,submission";
   for (const auto& [lab, task] : columns) csv += "," + csv_cell(lab + "/" + task);
   csv += ",score,max_score,status,error,findings";
-  csv += lateness ? ",submitted,due,late_days,late_penalty,final_score\n" : "\n";
+  csv += lateness ? ",submitted,due,late_days,late_penalty,final_score" : "";
+  // Every grading of a student is kept (students/<name>/attempts/); the row is the latest, which counts.
+  csv += ",attempts,counted\n";
   for (const auto& original : records) {
     const StudentRecord r = printable_record(original);
     csv += csv_cell(r.student) + "," + csv_cell(r.submission);
     if (r.grader_error) {
       // Not the student's zero: no points at all until a later run grades them.
       csv += std::string(columns.size(), ',') + ",," + points_text(r.max_score) + ",not graded," + csv_cell(r.error) +
-             "," + (lateness ? ",,,,," : "") + "\n";
+             "," + (lateness ? ",,,,," : "") + attempt_columns(r) + "\n";
       continue;
     }
     for (const auto& [lab, task] : columns) csv += "," + points_text(points_of(r, lab, task));
     csv += "," + points_text(r.score.value_or(0.0)) + "," + points_text(r.max_score) + "," +
            (r.error.empty() ? "graded" : "refused") + "," + csv_cell(r.error) + "," + csv_cell(findings_of(r));
     if (lateness) csv += late_columns(r, *lateness);
-    csv += "\n";
+    csv += attempt_columns(r) + "\n";
   }
   return csv;
 }

@@ -52,6 +52,9 @@ struct StudentRecord {
   // or in build/): the lines of the graded labs, the newest kHistoryLines. Written by the student's
   // machine, so it informs and never grades.
   std::vector<nlohmann::json> history;
+  // How many gradings of the student OUT/students/<name>/attempts/ keeps (this one included); set when the
+  // gradebook is written, not part of result.json.
+  int attempts = 0;
 
   bool refused() const { return !error.empty() && !grader_error; }
 };

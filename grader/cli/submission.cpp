@@ -5,9 +5,14 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
+#include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+#include <unicode/utf8.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -337,6 +342,48 @@ std::string file_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The name in Unicode's composed form (NFC); invalid UTF-8 is left as it is (escaped_name escapes it).
+std::string nfc(const std::string& name) {
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* normalizer = icu::Normalizer2::getNFCInstance(status);
+  int32_t offset = 0;
+  for (UChar32 c = 0; offset < static_cast<int32_t>(name.size());) {
+    U8_NEXT(name.data(), offset, static_cast<int32_t>(name.size()), c);
+    if (c < 0) return name;
+  }
+  if (U_FAILURE(status)) return name;
+  std::string out;
+  normalizer->normalize(icu::UnicodeString::fromUTF8(name), status).toUTF8String(out);
+  return U_FAILURE(status) ? name : out;
+}
+
+// A character that must not stand as it is in a folder name, URL, shell word, CSV cell or log line:
+// ASCII punctuation but "-_.@+" (path separators, '=' the escape itself, '#', '?', quotes, '<'...),
+// and control, format (bidirectional overrides), separator, private and unassigned characters.
+bool needs_escape(UChar32 c) {
+  if (c < 0x80) return !(std::isalnum(c) || c == ' ' || c == '-' || c == '_' || c == '.' || c == '@' || c == '+');
+  const auto type = u_charType(c);
+  return type == U_CONTROL_CHAR || type == U_FORMAT_CHAR || type == U_LINE_SEPARATOR || type == U_PARAGRAPH_SEPARATOR ||
+         type == U_UNASSIGNED || type == U_SURROGATE || type == U_PRIVATE_USE_CHAR;
+}
+
+// Escapes (=XX per byte, as quoted-printable does) what needs_escape names, bytes that are not UTF-8,
+// and a leading dot (a hidden file); every other character, spaces and accents included, stays.
+std::string escaped_name(const std::string& name) {
+  std::string out;
+  int32_t offset = 0;
+  const auto size = static_cast<int32_t>(name.size());
+  while (offset < size) {
+    const int32_t start = offset;
+    UChar32 c = 0;
+    U8_NEXT(name.data(), offset, size, c);
+    const bool escape = c < 0 || needs_escape(c) || (start == 0 && c == '.');
+    for (int32_t i = start; i < offset; ++i)
+      out += escape ? fmt::format("={:02X}", static_cast<unsigned char>(name[i])) : std::string(1, name[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_archive(const fs::path& entry) {
@@ -351,30 +398,43 @@ std::string student_name(const fs::path& entry) {
       name.resize(name.size() - std::strlen(ext));
       break;
     }
-  // Names become folder names and CSV cells: keep them plain.
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.' && c != '@') c = '_';
-  if (name.empty() || name.front() == '.') name = "_" + name;
+  // Names are the keys of a class, folder names and CSV cells: Unicode stays as the student wrote it
+  // (in NFC, so a name typed on Linux and the same name unpacked on macOS are one key); anything that is
+  // not a plain character of a file name is escaped reversibly, so two different names never collide.
+  name = escaped_name(nfc(name));
+  if (name.empty()) name = "_";
   return name;
 }
 
-std::vector<std::pair<std::string, fs::path>> submission_entries(const fs::path& dir) {
+std::vector<std::pair<std::string, fs::path>> submission_entries(const fs::path& dir,
+                                                                 std::map<std::string, std::string>* conflicts) {
   if (!fs::is_directory(dir))
     throw std::invalid_argument(
         fmt::format("SUBMISSIONS={} is not a folder: it must hold one folder or archive per student", dir.string()));
-  std::vector<std::pair<std::string, fs::path>> entries;
-  std::map<std::string, fs::path> seen;
+  std::map<std::string, std::vector<fs::path>> by_name;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string file = e.path().filename().string();
     if (file.empty() || file.front() == '.') continue;
-    const std::string name = student_name(e.path());
-    if (auto it = seen.find(name); it != seen.end())
-      throw std::invalid_argument(fmt::format("{} and {} are the same student ({}): keep one of them",
-                                              it->second.filename().string(), file, name));
-    seen[name] = e.path();
-    entries.emplace_back(name, e.path());
+    by_name[student_name(e.path())].push_back(e.path());
   }
-  std::sort(entries.begin(), entries.end());
+  std::vector<std::pair<std::string, fs::path>> entries;
+  for (auto& [name, paths] : by_name) {
+    std::sort(paths.begin(), paths.end());
+    if (paths.size() > 1) {
+      std::vector<std::string> files;
+      for (const auto& p : paths) files.push_back(p.filename().string());
+      const std::string why = fmt::format(
+          "{} are {} the student {}: refused, none of them was graded; keep one of them (or rename one) and grade "
+          "again",
+          fmt::join(files, " and "), files.size() == 2 ? "both" : "all", name);
+      if (!conflicts) {
+        fmt::print(stderr, "gpulab: {}\n", why);
+        continue;
+      }
+      (*conflicts)[name] = why;
+    }
+    entries.emplace_back(name, paths.front());
+  }
   return entries;
 }
 

@@ -39,12 +39,20 @@ struct SubmissionFiles {
 
 // True for the names batch grading accepts as archives.
 bool is_archive(const std::filesystem::path& entry);
-// The student's name for a submission entry: the folder or archive name without its extension.
+// The student's name for a submission entry: the folder or archive name without its extension, in
+// Unicode NFC; ASCII punctuation but "-_.@+", control and format characters, bytes that are not UTF-8
+// and a leading dot are escaped as =XX ("zoë.tar" -> "zoë", "Bob Smith" stays, "a#b" -> "a=23b"):
+// two different names (after NFC) never give the same student name, and every name is safe in a path,
+// a URL, a CSV cell and a shell word in quotes.
 std::string student_name(const std::filesystem::path& entry);
 
 // The entries of a submissions folder, one per student, as (student name, path), by name; names starting
-// with a dot are ignored. Throws when `dir` is not a folder, or when two entries are the same student.
-std::vector<std::pair<std::string, std::filesystem::path>> submission_entries(const std::filesystem::path& dir);
+// with a dot are ignored. Throws when `dir` is not a folder. Entries that are the same student
+// ("zoë.tar" beside "zoë/") are refused together and the others go on: with `conflicts`, that student's
+// first entry is listed and conflicts[name] says why it is refused (naming every entry); without, the
+// student is left out with that message on stderr.
+std::vector<std::pair<std::string, std::filesystem::path>> submission_entries(
+    const std::filesystem::path& dir, std::map<std::string, std::string>* conflicts = nullptr);
 
 // A folder is read in place (symbolic links are followed only inside it); an archive is unpacked into
 // `scratch` under the limits, after every entry has been checked.

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -107,15 +108,15 @@ void check_gradebook(const Batch& b, const std::vector<std::pair<json, std::stri
   const std::string csv = read_file(b.out / "grades.csv");
   std::vector<std::string> task_columns;
   for (const auto& t : lab.tasks) task_columns.push_back(lab.id + "/" + t.name);
-  CHECK(csv.rfind(
-            fmt::format("student,submission,{},score,max_score,status,error,findings\n", fmt::join(task_columns, ",")),
-            0) == 0);
+  CHECK(csv.rfind(fmt::format("student,submission,{},score,max_score,status,error,findings,attempts,counted\n",
+                              fmt::join(task_columns, ",")),
+                  0) == 0);
   for (const auto& [student, file] : students) {
     std::vector<std::string> task_points;
     for (const auto& t : lab.tasks) task_points.push_back(points(student, t.name));
-    CHECK(csv.find(fmt::format("\n{},{},{},{:g},{:g},graded,,\n", student["student"].get<std::string>(), file,
-                               fmt::join(task_points, ","), student["score"].get<double>(), max_points())) !=
-          std::string::npos);
+    CHECK(csv.find(fmt::format("\n{},{},{},{:g},{:g},graded,,,1,latest ({})\n", student["student"].get<std::string>(),
+                               file, fmt::join(task_points, ","), student["score"].get<double>(), max_points(),
+                               student["graded_at"].get<std::string>())) != std::string::npos);
   }
 }
 
@@ -143,11 +144,11 @@ void check_late_outputs(const Batch& b) {
   CHECK(!gradescope["leaderboard"].empty());
   CHECK_FALSE(json::parse(read_file(b.out / "students" / "bob" / "results.json"))["leaderboard"].size());
   const std::string csv = read_file(b.out / "grades.csv");
-  CHECK(csv.find(",findings,submitted,due,late_days,late_penalty,final_score\n") != std::string::npos);
+  CHECK(csv.find(",findings,submitted,due,late_days,late_penalty,final_score,attempts,counted\n") != std::string::npos);
   CHECK(csv.find(",2020-01-01T00:00:00Z,") != std::string::npos);
-  CHECK(csv.find(",100,0\n") != std::string::npos);  // alice: years late, past the 3 days: everything
-  CHECK(csv.find(",2998-12-31T23:00:00Z,0,0,0\n") != std::string::npos);  // bob's extension; his score is 0
-  if (!fs::exists(b.out / "index.html")) return;                          // without matplotlib the batch said so
+  CHECK(csv.find(",100,0,1,latest (") != std::string::npos);  // alice: years late, past the 3 days: everything
+  CHECK(csv.find(",2998-12-31T23:00:00Z,0,0,0,1,latest (") != std::string::npos);  // bob's extension; his score is 0
+  if (!fs::exists(b.out / "index.html")) return;  // without matplotlib the batch said so
   const std::string page = read_file(b.out / "index.html");
   CHECK(page.find("<h2>Leaderboard</h2>") != std::string::npos);
   CHECK(page.find("anon-") != std::string::npos);
@@ -221,6 +222,50 @@ TEST_CASE(
   REQUIRE(b.grade(lab_args() + " --jobs 2 --time-limit 600", output) == 0);
   CHECK(output.find("graded 3 of 3 submissions") != std::string::npos);
   CHECK(leftovers(b.out).empty());
+  // Every grading is kept: alice was graded three times (first run, --force, new limits), and the
+  // gradebook says so and that the latest counts.
+  std::set<std::string> kept;
+  for (const auto& e : fs::directory_iterator(b.out / "students/alice/attempts"))
+    kept.insert(json::parse(read_file(e.path()))["graded_at"].get<std::string>() + "|" + e.path().filename().string());
+  CHECK(kept.size() == 3);
+  CHECK(read_file(b.out / "grades.csv")
+            .find(fmt::format(",3,latest ({})\n", b.result("alice")["graded_at"].get<std::string>())) !=
+        std::string::npos);
+}
+
+TEST_CASE("a class with accented names grades, and two entries of one student are refused while the batch goes on") {
+  Batch b("grade-names");
+  const std::string zoe_acute = "zo\xc3\xa9", zoe_diaeresis = "zo\xc3\xab";
+  b.add_folder(zoe_acute, "labs", graded_lab().id);
+  b.add_folder(zoe_diaeresis, "labs", graded_lab().id);
+  std::string output;
+  REQUIRE(
+      run_command(fmt::format("cd '{}' && tar cf '{}.tar' '{}'", b.submissions.string(), zoe_diaeresis, zoe_diaeresis),
+                  output) == 0);
+  output.clear();
+  REQUIRE(b.grade(lab_args(), output) == 0);
+  INFO(output);
+  CHECK(statuses(b.result(zoe_acute)) == every_task("not_implemented"));  // graded under her own name
+  const json both = b.result(zoe_diaeresis);
+  CHECK(both["error"].get<std::string>().find(fmt::format("{} and {}.tar are both the student {}: refused",
+                                                          zoe_diaeresis, zoe_diaeresis, zoe_diaeresis)) !=
+        std::string::npos);
+  const std::string csv = read_file(b.out / "grades.csv");
+  CHECK(csv.find("\n" + zoe_acute + ",") != std::string::npos);
+  CHECK(csv.find("\n" + zoe_diaeresis + ",") != std::string::npos);
+}
+
+TEST_CASE("gpulab check takes a clone's root as SOURCE, as gpulab grade takes a submission") {
+  Batch b("check-clone-root");
+  b.add_folder("clone", "solutions", graded_lab().id);  // clone/labs/<id>/
+  const fs::path report = b.out.parent_path() / "check.json";
+  std::string output;
+  const int status = run_command(fmt::format("'{}' check --source '{}' {} --json '{}'", GPULAB_CLI,
+                                             (b.submissions / "clone").string(), lab_args(), report.string()),
+                                 output);
+  INFO(output);
+  CHECK(output.find("missing") == std::string::npos);
+  CHECK(status == 0);
 }
 
 TEST_CASE("a batch killed in the middle leaves no half-written result, and the next run grades only what is missing") {

@@ -120,9 +120,10 @@ TEST_CASE("the gradebook has a column per lab task and quotes names that would b
   r["submission"] = "a,b.zip";
   const std::vector<Manifest> labs{saxpy_lab()};
   const std::string csv = cli::gradebook_csv({r.get<cli::StudentRecord>()}, labs);
-  CHECK(csv.rfind("student,submission,01-saxpy/naive,01-saxpy/optimized,score,max_score,status,error,findings\n", 0) ==
-        0);
-  CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,graded,,\n") != std::string::npos);
+  CHECK(csv.rfind("student,submission,01-saxpy/naive,01-saxpy/"
+                  "optimized,score,max_score,status,error,findings,attempts,counted\n",
+                  0) == 0);
+  CHECK(csv.find("\"'=HYPERLINK(\"\"x\"\")\",\"a,b.zip\",3,0,3,10,graded,,,0,latest\n") != std::string::npos);
 }
 
 TEST_CASE("the gradebook's findings column lists each task's finding and each divergent-barrier warning") {
@@ -134,7 +135,16 @@ TEST_CASE("the gradebook's findings column lists each task's finding and each di
   const std::vector<Manifest> labs{saxpy_lab()};
   const std::string csv = cli::gradebook_csv({r.get<cli::StudentRecord>()}, labs);
   CHECK(csv.find(",graded,,01-saxpy/optimized: sanitizer; 01-saxpy/saxpy.cu:36: __syncthreads() under `if "
-                 "(col < cols)` in kernel t\n") != std::string::npos);
+                 "(col < cols)` in kernel t,0,latest\n") != std::string::npos);
+}
+
+TEST_CASE("the gradebook says how many gradings of a student are kept, and that the latest counts") {
+  json r = record_with_hidden_failure();
+  r["graded_at"] = "2026-11-28T02:54:10Z";
+  auto record = r.get<cli::StudentRecord>();
+  record.attempts = 3;
+  const std::string csv = cli::gradebook_csv({record}, {saxpy_lab()});
+  CHECK(csv.find(",graded,,,3,latest (2026-11-28T02:54:10Z)\n") != std::string::npos);
 }
 
 TEST_CASE("a student the grader failed for has no points in the gradebook, only 'not graded' and why") {
@@ -154,11 +164,11 @@ TEST_CASE("a student the grader failed for has no points in the gradebook, only 
   const std::vector<Manifest> labs{saxpy_lab()};
   const std::string csv =
       cli::gradebook_csv({failed.get<cli::StudentRecord>(), refused.get<cli::StudentRecord>()}, labs);
-  CHECK(csv.find(
-            "dana,dana.zip,,,,10,not graded,not graded: the grader failed (the compiler was killed by signal 9),\n") !=
-        std::string::npos);
+  CHECK(csv.find("dana,dana.zip,,,,10,not graded,not graded: the grader failed (the compiler was killed by signal "
+                 "9),,0,none (not graded)\n") != std::string::npos);
   INFO(csv);
-  CHECK(csv.find("erin,erin.zip,0,0,0,10,refused,erin.zip: none of the lab files is there,\n") != std::string::npos);
+  CHECK(csv.find("erin,erin.zip,0,0,0,10,refused,erin.zip: none of the lab files is there,,0,latest\n") !=
+        std::string::npos);
 }
 
 TEST_CASE(
@@ -264,8 +274,9 @@ TEST_CASE(
   r["student"] = "carol";
   const std::map<std::string, cli::Lateness> late{{"carol", *cli::lateness_of(d, "carol", at(due + 7200))}};
   const std::string gradebook = cli::gradebook_csv({r.get<cli::StudentRecord>()}, {saxpy_lab()}, &late);
-  CHECK(gradebook.find(",submitted,due,late_days,late_penalty,final_score\n") != std::string::npos);
-  CHECK(gradebook.find(",2026-12-02T00:59:00Z (file time),2026-12-01T22:59:00Z,1,10,2.7\n") != std::string::npos);
+  CHECK(gradebook.find(",submitted,due,late_days,late_penalty,final_score,attempts,counted\n") != std::string::npos);
+  CHECK(gradebook.find(",2026-12-02T00:59:00Z (file time),2026-12-01T22:59:00Z,1,10,2.7,0,latest\n") !=
+        std::string::npos);
   fs::remove(csv);
 }
 
@@ -311,4 +322,16 @@ TEST_CASE(
   std::ofstream(csv) << "student,due,max_late_days\n*,2026-12-01T23:59Z,2.5\n";
   CHECK_THROWS_WITH(cli::read_deadlines(csv), doctest::Contains("max_late_days '2.5' must be a whole number of days"));
   fs::remove(csv);
+}
+
+TEST_CASE("an empty submission folder is dated by its own time and says it has no files, never 1970") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("gpulab-empty-submission-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "labs");  // folders, but no file
+  const auto when = cli::submission_time(dir);
+  CHECK(when.time > cli::parse_iso_time("2020-01-01T00:00:00Z"));
+  CHECK(when.source == "folder time, no files");
+  std::ofstream(dir / "labs/a.cu") << "x";
+  CHECK(cli::submission_time(dir).source == "file time");
+  fs::remove_all(dir);
 }

@@ -165,9 +165,44 @@ TEST_CASE("a file named like an archive that is none, or an empty archive, is re
 
 TEST_CASE("student names come from the folder or archive name, made safe for paths") {
   CHECK(gpulab::cli::student_name("subs/alice.tar.gz") == "alice");
-  CHECK(gpulab::cli::student_name("subs/Bob Smith.zip") == "Bob_Smith");
+  CHECK(gpulab::cli::student_name("subs/Bob Smith.zip") == "Bob Smith");
   CHECK(gpulab::cli::student_name("subs/carol") == "carol");
-  CHECK(gpulab::cli::student_name("subs/..zip") == "_.");
+  CHECK(gpulab::cli::student_name("subs/..zip") == "=2E");
+  CHECK(gpulab::cli::student_name(fs::path("subs") / "tab\there%") == "tab=09here=25");
+  CHECK(gpulab::cli::student_name(fs::path("subs") / "back\\slash") == "back=5Cslash");
+  CHECK(gpulab::cli::student_name(fs::path("subs") / "bad\xff.zip") == "bad=FF");
+}
+
+TEST_CASE("accented names are kept in one Unicode form, and two different names never become one student") {
+  using gpulab::cli::student_name;
+  const std::string zoe_diaeresis = "zo\xc3\xab", zoe_acute = "zo\xc3\xa9", zoe_acute_decomposed = "zoe\xcc\x81";
+  CHECK(student_name("subs/" + zoe_diaeresis + ".tar") == zoe_diaeresis);
+  CHECK(student_name("subs/" + zoe_acute) == zoe_acute);
+  CHECK(student_name("subs/" + zoe_acute_decomposed + ".zip") == zoe_acute);  // macOS's decomposed form: NFC
+  CHECK(student_name("subs/\xe5\xbc\xa0\xe4\xbc\x9f") == "\xe5\xbc\xa0\xe4\xbc\x9f");
+  CHECK(student_name("subs/a_b") != student_name("subs/a b"));
+  CHECK(student_name("subs/a=5Cb") != student_name("subs/a\\b"));
+  CHECK(student_name("subs/mallory<b>#1") == "mallory=3Cb=3E=231");
+  CHECK(student_name("subs/x\xe2\x80\xae"
+                     "evil") == "x=E2=80=AEevil");  // a right-to-left override is escaped
+}
+
+TEST_CASE("entries that are the same student are refused together, naming each, and the others are listed") {
+  const fs::path root = fs::temp_directory_path() / fmt::format("gpulab-names-{}", ::getpid());
+  fs::remove_all(root);
+  const std::string zoe = "zo\xc3\xab", zoe_acute = "zo\xc3\xa9";
+  for (const auto& folder : {zoe, zoe_acute, std::string("bob")}) fs::create_directories(root / folder);
+  std::ofstream(root / (zoe + ".tar")) << "x";
+  std::map<std::string, std::string> conflicts;
+  const auto entries = gpulab::cli::submission_entries(root, &conflicts);
+  std::vector<std::string> names;
+  for (const auto& [name, path] : entries) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"bob", zoe_acute, zoe});
+  REQUIRE(conflicts.size() == 1);
+  CHECK(contains(conflicts[zoe], zoe + " and " + zoe + ".tar are both the student " + zoe + ": refused"));
+  // Without a place for conflicts (similarity, Slurm's listing), the student is left out.
+  CHECK(gpulab::cli::submission_entries(root).size() == 2);
+  fs::remove_all(root);
 }
 
 TEST_CASE("a misnamed file is reported with the name it was found under") {
