@@ -11,13 +11,14 @@
 set -euo pipefail
 
 # Building the harness (CMakeLists.txt: find_package ... REQUIRED) and running the labs on OpenCL.
-# libarchive and OpenSSL are here too: batch grading is compiled into the one `gpulab` binary
-# (grader/CMakeLists.txt: gpulab_cli needs them), so the build fails without them. python3: the
+# libarchive, OpenSSL and ICU are here too: batch grading is compiled into the one `gpulab` binary
+# (grader/CMakeLists.txt: gpulab_cli needs them; ICU puts students' Unicode names in one normal
+# form), so the build fails without them. python3: the
 # configure step looks for it (tests/CMakeLists.txt). PoCL runs OpenCL on the CPU when there is no GPU.
 group_check=(
   build-essential cmake ninja-build pkg-config python3
   libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev doctest-dev libpng-dev
-  libarchive-dev libssl-dev
+  libarchive-dev libssl-dev libicu-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
 # Batch grading: the sandbox around each submission, the summary page OUT/index.html
