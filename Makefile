@@ -26,6 +26,7 @@
 #   make similarity SUBMISSIONS=dir [OUT=results] [LAB=..] [BACKEND=..] [MIN_PERCENT=10]
 #                                   pairs of students with similar lab files: OUT/similarity/index.html
 #   make student-release OUT=dir    the repository students clone: no solutions/, no hidden cases
+#                                   (CUDA_ARCHS="sm_80 sm_90": the GPUs its compiled harness kernels target)
 #   make audit [LAB=..] [SANITIZE=1]  mutants of each lab's reference solution, graded: which ones the grader kills
 #   make bench-grader               how fast the grader answers: a check after an edit, a re-check, grade
 #                                   throughput (scripts/bench-grader.sh: BENCH_LABS, BENCH_SUBMISSIONS=4,
@@ -119,7 +120,7 @@ similarity: harness
 
 student-release: harness
 	@test -n "$(filter command line environment,$(origin OUT))" || { echo "usage: make student-release OUT=dir"; exit 2; }
-	@$(BUILD)/gpulab release --out "$(OUT)"
+	@$(BUILD)/gpulab release --out "$(OUT)" $(foreach a,$(CUDA_ARCHS),--cuda-arch $(a))
 
 devices: harness
 	@$(BUILD)/gpulab devices

@@ -396,9 +396,22 @@ int audit(const CheckOptions& c, bool correctness_only, int jobs) {
   return all_explained ? 0 : 1;
 }
 
-int release(const std::string& out) {
+// The release compiles the harness's CUDA kernels with the course build's nvcc and host compiler.
+CudaKernels cuda_kernels_of(const Toolchain& tc, const std::vector<std::string>& archs) {
+  CudaKernels cuda;
+  if (!archs.empty()) cuda.archs = archs;
+  const auto& entry = tc.config.value("cuda", nlohmann::json());
+  if (!entry.is_object()) return cuda;
+  cuda.nvcc = entry.value("nvcc", "");
+  const auto flags = entry.value("flags", std::vector<std::string>{});
+  for (std::size_t i = 0; i + 1 < flags.size(); ++i)
+    if (flags[i] == "-ccbin") cuda.host_compiler = flags[i + 1];
+  return cuda;
+}
+
+int release(const std::string& out, const std::vector<std::string>& cuda_archs) {
   const Toolchain tc = Toolchain::load(own_directory());
-  fmt::print("{}", describe(write_student_release(tc.repo, fs::absolute(out))));
+  fmt::print("{}", describe(write_student_release(tc.repo, fs::absolute(out), cuda_kernels_of(tc, cuda_archs))));
   return 0;
 }
 
@@ -620,12 +633,16 @@ int main(int argc, char** argv) {
   auto* release_cmd =
       app.add_subcommand("release", "write the repository students clone: no solutions, no hidden cases");
   release_cmd->add_option("--out", release_out, "an empty or new folder")->required();
+  std::vector<std::string> release_cuda_archs;
+  release_cmd->add_option("--cuda-arch", release_cuda_archs,
+                          "compile the harness's CUDA kernels for this architecture (sm_90; repeat it); default: "
+                          "sm_75 to sm_120");
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (app.got_subcommand("devices")) return devices();
     if (app.got_subcommand("history")) return history(o.labs);
-    if (app.got_subcommand("release")) return release(release_out);
+    if (app.got_subcommand("release")) return release(release_out, release_cuda_archs);
     if (app.got_subcommand("audit")) return audit(o, audit_command.correctness_only, audit_command.jobs);
     if (app.got_subcommand("similarity")) return similarity(o, similarity_command);
     if (app.got_subcommand("grade")) {

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "files.hpp"
 #include "gpulab/manifest.hpp"
@@ -34,16 +36,23 @@ const std::set<std::string> kInstructorFiles = {
 };
 
 // What students never receive: the reference solutions, the answers to the docs' questions, the
-// fixtures of the tests that are near-solutions (weaker kernels, hostile submissions), and the
-// instructor material above.
+// fixtures of the tests that are near-solutions (weaker kernels, hostile submissions, a lab's
+// planted submissions), and the instructor material above.
 bool left_out(const fs::path& relative) {
   if (kInstructorFiles.count(relative.generic_string()) > 0) return true;
-  auto part = relative.begin();
-  if (part == relative.end()) return false;
-  if (*part == "solutions") return true;
-  const fs::path top = *part;
-  if (++part == relative.end()) return false;
-  return (top == "tests" && *part == "fixtures") || (top == "docs" && *part == "answers");
+  const std::vector<fs::path> parts(relative.begin(), relative.end());
+  if (parts.empty()) return false;
+  if (parts[0] == "solutions") return true;
+  if (parts.size() < 2) return false;
+  if ((parts[0] == "tests" && parts[1] == "fixtures") || (parts[0] == "docs" && parts[1] == "answers")) return true;
+  // grader/labs/<lab>/tests/planted/...
+  return parts.size() > 5 && parts[0] == "grader" && parts[1] == "labs" && parts[3] == "tests" && parts[4] == "planted";
+}
+
+// A harness CUDA kernel file of a lab, grader/labs/<lab>/<name>_cuda.cu: shipped compiled, never as source.
+bool is_harness_cuda_kernel(const fs::path& relative) {
+  const std::vector<fs::path> parts(relative.begin(), relative.end());
+  return parts.size() == 4 && parts[0] == "grader" && parts[1] == "labs" && parts[3].string().ends_with("_cuda.cu");
 }
 
 // Runs a git command in `repo` and returns what it printed; throws, naming the command and the
@@ -139,12 +148,11 @@ bool is_comment(const std::string& line) {
 // Pages the release leaves out (the instructor guide, the answers) must not break its strict
 // build: the nav forgets them, and a link to one keeps its text without the link.
 
-// The pages under docs/ that the release leaves out, as paths relative to docs/.
+// The Markdown pages the release leaves out (docs/instructors.md), as paths relative to the repository.
 std::set<std::string> left_out_pages(const std::vector<fs::path>& files) {
   std::set<std::string> pages;
   for (const auto& f : files)
-    if (left_out(f) && f.extension() == ".md" && *f.begin() == "docs")
-      pages.insert(f.lexically_relative("docs").generic_string());
+    if (left_out(f) && f.extension() == ".md") pages.insert(f.generic_string());
   return pages;
 }
 
@@ -154,15 +162,15 @@ std::string without_nav_entries(const std::string& config, const std::set<std::s
   std::string out;
   for (const auto& line : split_lines(config)) {
     std::smatch m;
-    if (std::regex_match(line, m, nav_entry) && pages.count(m[1].str()) > 0) continue;
+    if (std::regex_match(line, m, nav_entry) && pages.count("docs/" + m[1].str()) > 0) continue;
     out += line + "\n";
   }
   if (!config.empty() && config.back() != '\n' && !out.empty()) out.pop_back();
   return out;
 }
 
-// A page of docs/ (`page`, relative to docs/) with each Markdown link to a left-out page replaced
-// by the link's text.
+// A Markdown file (`page`, relative to the repository: the README, a page of docs/) with each link
+// to a left-out page replaced by the link's text.
 std::string without_links_to(const std::string& markdown, const fs::path& page, const std::set<std::string>& pages) {
   static const std::regex link(R"(\[([^\]\n]*)\]\(([^)\s#]+\.md)(#[^)\s]*)?\))");
   std::string out;
@@ -244,40 +252,119 @@ void write_release_files(const fs::path& root, const std::vector<fs::path>& file
                          ReleaseSummary& summary) {
   fs::create_directories(out);
   const std::set<std::string> pages = left_out_pages(files);
-  try {
-    for (const auto& relative : files) {
-      if (left_out(relative)) {
-        ++summary.files_left_out;
-        continue;
-      }
-      const fs::path source = root / relative;
-      const fs::path target = out / relative;
-      const auto status = fs::symlink_status(source);
-      fs::create_directories(target.parent_path());
-      if (fs::is_symlink(status)) {
-        fs::copy_symlink(source, target);
-      } else if (relative.filename() == "lab.toml") {
-        const int removed = release_manifest(source, target, relative);
-        summary.hidden_cases_removed += removed;
-        if (removed > 0)
-          summary.manifests_changed.push_back(
-              fmt::format("{}: {} hidden case{} removed", relative.string(), removed, removed == 1 ? "" : "s"));
-      } else if (relative == "mkdocs.yml") {
-        write_text_atomically(without_nav_entries(read_text_or_throw(source), pages), target);
-      } else if (*relative.begin() == "docs" && relative.extension() == ".md") {
-        write_text_atomically(without_links_to(read_text_or_throw(source), relative.lexically_relative("docs"), pages),
-                              target);
-      } else {
-        fs::copy_file(source, target);  // with its permissions: scripts stay executable
-      }
-      ++summary.files_written;
+  for (const auto& relative : files) {
+    if (left_out(relative)) {
+      ++summary.files_left_out;
+      continue;
     }
-    require_docs_listings_resolve(out);
-  } catch (...) {
-    // The folder was empty or absent: nothing but this release's partial output is in it.
-    for (const auto& entry : fs::directory_iterator(out)) fs::remove_all(entry.path());
-    throw;
+    if (is_harness_cuda_kernel(relative)) continue;  // ship_cuda_kernels() compiles it
+    const fs::path source = root / relative;
+    const fs::path target = out / relative;
+    const auto status = fs::symlink_status(source);
+    fs::create_directories(target.parent_path());
+    if (fs::is_symlink(status)) {
+      fs::copy_symlink(source, target);
+    } else if (relative.filename() == "lab.toml") {
+      const int removed = release_manifest(source, target, relative);
+      summary.hidden_cases_removed += removed;
+      if (removed > 0)
+        summary.manifests_changed.push_back(
+            fmt::format("{}: {} hidden case{} removed", relative.string(), removed, removed == 1 ? "" : "s"));
+    } else if (relative == "mkdocs.yml") {
+      write_text_atomically(without_nav_entries(read_text_or_throw(source), pages), target);
+    } else if (relative.extension() == ".md") {
+      write_text_atomically(without_links_to(read_text_or_throw(source), relative, pages), target);
+    } else {
+      fs::copy_file(source, target);  // with its permissions: scripts stay executable
+    }
+    ++summary.files_written;
   }
+  require_docs_listings_resolve(out);
+}
+
+// nvcc's release ("13.0"), as `nvcc --version` prints it.
+std::string nvcc_version(const std::string& nvcc) {
+  const auto [status, output] = run_command(shell_quote(nvcc) + " --version 2>&1");
+  static const std::regex release(R"(release ([0-9]+\.[0-9]+))");
+  std::smatch m;
+  if (status != 0 || !std::regex_search(output, m, release))
+    throw std::runtime_error(fmt::format(
+        "cannot read the version of {} ({}): the release compiles the harness's CUDA kernels with it; repair the "
+        "CUDA toolkit, or configure the course's build without it (-DGPULAB_WITH_CUDA=OFF) for an OpenCL-only release",
+        nvcc, output.substr(0, 200)));
+  return m[1].str();
+}
+
+// nvcc's -gencode options: SASS for each architecture, and the PTX of the oldest and the newest,
+// which a driver compiles for a GPU the list does not name.
+std::vector<std::string> gencode_options(std::vector<std::string> archs) {
+  static const std::regex sm(R"(sm_([0-9]+))");
+  std::vector<int> numbers;
+  for (const auto& a : archs) {
+    std::smatch m;
+    if (!std::regex_match(a, m, sm))
+      throw std::runtime_error(fmt::format("'{}' is not a CUDA architecture: write it as nvcc does, like sm_90", a));
+    numbers.push_back(std::stoi(m[1].str()));
+  }
+  if (numbers.empty()) throw std::runtime_error("no CUDA architecture to compile the harness's kernels for: name one");
+  std::sort(numbers.begin(), numbers.end());
+  numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+  std::vector<std::string> options;
+  for (const int n : numbers) options.push_back(fmt::format("-gencode=arch=compute_{0},code=sm_{0}", n));
+  options.push_back(fmt::format("-gencode=arch=compute_{0},code=compute_{0}", numbers.front()));
+  if (numbers.back() != numbers.front())
+    options.push_back(fmt::format("-gencode=arch=compute_{0},code=compute_{0}", numbers.back()));
+  return options;
+}
+
+// The harness's CUDA kernels (grader/labs/<lab>/*_cuda.cu) as objects next to where their source
+// was, compiled as the course's build compiles them (grader/CMakeLists.txt), several at once; and
+// grader/labs/prebuilt_cuda.cmake, which tells the students' build what they are. Without nvcc
+// the kernels are left out and that file turns the students' CUDA backend off.
+void ship_cuda_kernels(const fs::path& root, const std::vector<fs::path>& files, const fs::path& out,
+                       const CudaKernels& cuda, ReleaseSummary& summary) {
+  std::vector<fs::path> kernels;
+  std::copy_if(files.begin(), files.end(), std::back_inserter(kernels),
+               [](const fs::path& f) { return !left_out(f) && is_harness_cuda_kernel(f); });
+  if (kernels.empty()) return;
+  const fs::path config = out / "grader/labs/prebuilt_cuda.cmake";
+  const std::string header =
+      "# Written by `gpulab release`: the harness's CUDA kernels (its calibrations and staff kernels, the designs of\n"
+      "# graded tasks) are not in the students' repository as source (CMakeLists.txt reads this file).\n";
+  if (cuda.nvcc.empty()) {
+    summary.cuda_sources_left_out = static_cast<int>(kernels.size());
+    write_text_atomically(header + "set(GPULAB_RELEASE_WITHOUT_CUDA_KERNELS ON)\n", config);
+    return;
+  }
+  summary.nvcc_version = nvcc_version(cuda.nvcc);
+  summary.cuda_archs = cuda.archs;
+  std::string common = shell_quote(cuda.nvcc);
+  if (!cuda.host_compiler.empty()) common += " -ccbin " + shell_quote(cuda.host_compiler);
+  common += " -I" + shell_quote((root / "common/include").string()) + " -O3 -DNDEBUG -Xcompiler=-fPIC -std=c++17 " +
+            fmt::format("{}", fmt::join(gencode_options(cuda.archs), " "));
+  const std::size_t at_once = std::max(1u, std::thread::hardware_concurrency());
+  for (std::size_t first = 0; first < kernels.size(); first += at_once) {
+    std::vector<std::pair<fs::path, std::future<CommandOutput>>> running;
+    for (std::size_t i = first; i < std::min(kernels.size(), first + at_once); ++i) {
+      const fs::path object = fs::path(kernels[i]).replace_extension(".o");
+      const std::string command =
+          fmt::format("{} -x cu -c {} -o {} 2>&1", common, shell_quote((root / kernels[i]).string()),
+                      shell_quote((out / object).string()));
+      running.emplace_back(object, std::async(std::launch::async, run_command, command));
+    }
+    for (auto& [object, result] : running) {
+      const CommandOutput done = result.get();
+      if (done.status != 0)
+        throw std::runtime_error(fmt::format("nvcc could not compile the harness's {} for the release: {}",
+                                             fs::path(object).replace_extension(".cu").generic_string(),
+                                             done.output.substr(0, 2000)));
+      summary.cuda_objects.push_back(object.generic_string());
+    }
+  }
+  write_text_atomically(
+      header + fmt::format("set(GPULAB_PREBUILT_CUDA_VERSION \"{}\")\nset(GPULAB_PREBUILT_CUDA_ARCHS \"{}\")\n",
+                           summary.nvcc_version, fmt::join(cuda.archs, ";")),
+      config);
 }
 
 }  // namespace
@@ -353,7 +440,11 @@ void archive_skeletons(const fs::path& out) {
 
 }  // namespace
 
-ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& out_in) {
+std::vector<std::string> CudaKernels::default_cuda_archs() {
+  return {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120"};
+}
+
+ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& out_in, const CudaKernels& cuda) {
   const fs::path repo = fs::absolute(repo_in).lexically_normal();
   const fs::path out = fs::absolute(out_in).lexically_normal();
   if (!fs::is_directory(repo / "labs"))
@@ -366,7 +457,15 @@ ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& ou
   const ScratchFolder last_commit("gpulab-release");
   if (summary.from_git) unpack_last_commit(repo, last_commit.path(), summary);
   const fs::path source_root = summary.from_git ? last_commit.path() : repo;
-  write_release_files(source_root, files_under(source_root, !summary.from_git), out, summary);
+  const std::vector<fs::path> files = files_under(source_root, !summary.from_git);
+  try {
+    write_release_files(source_root, files, out, summary);
+    ship_cuda_kernels(source_root, files, out, cuda, summary);
+  } catch (...) {
+    // The folder was empty or absent: nothing but this release's partial output is in it.
+    for (const auto& entry : fs::directory_iterator(out)) fs::remove_all(entry.path());
+    throw;
+  }
   archive_skeletons(out);
   return summary;
 }
@@ -391,6 +490,17 @@ std::string describe(const ReleaseSummary& s) {
       "hidden case{}; the docs site's nav and links forget the pages left out\n",
       fmt::join(kInstructorFiles, ", "), s.files_left_out, s.hidden_cases_removed,
       s.hidden_cases_removed == 1 ? "" : "s");
+  if (!s.cuda_objects.empty())
+    text += fmt::format(
+        "compiled: the harness's CUDA kernels ({} files: calibrations and staff kernels, the designs of graded tasks) "
+        "ship as objects, not source, made by nvcc {} for {}; students need CUDA {}.x to build the CUDA backend\n",
+        s.cuda_objects.size(), s.nvcc_version, fmt::join(s.cuda_archs, ", "),
+        s.nvcc_version.substr(0, s.nvcc_version.find('.')));
+  if (s.cuda_sources_left_out > 0)
+    text += fmt::format(
+        "left out: the harness's CUDA kernels ({} files), since this build has no nvcc to compile them: the release "
+        "runs on OpenCL only; release from a build with the CUDA toolkit (no GPU needed) to ship the CUDA backend\n",
+        s.cuda_sources_left_out);
   text += "added: tests/skeletons.tar, labs/ as released, which the students' make test reads instead of their edits\n";
   for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);
   text += fmt::format("next: cd {} && git init && git add . && git commit -m \"Course repository\"\n", s.out.string());

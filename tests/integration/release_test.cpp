@@ -65,6 +65,14 @@ TEST_CASE(
                                       "scripts/docs/host_device.cu", "scripts/docs/streams-timeline.sh"})
     CHECK_FALSE_MESSAGE(fs::exists(out / instructor_only), instructor_only);
   CHECK(read_file(out / "mkdocs.yml").find("instructors.md") == std::string::npos);
+  CHECK(read_file(out / "README.md").find("instructors.md") == std::string::npos);
+  // The harness's CUDA kernels (naive calibrations, staff kernels: designs of graded tasks) never as
+  // source; this release, without nvcc, turns the students' CUDA backend off instead.
+  for (const auto& entry : fs::recursive_directory_iterator(out / "grader"))
+    CHECK_MESSAGE(entry.path().extension() != ".cu", entry.path());
+  CHECK_FALSE(fs::exists(out / "grader/labs/streams/tests/planted"));
+  CHECK(read_file(out / "grader/labs/prebuilt_cuda.cmake").find("GPULAB_RELEASE_WITHOUT_CUDA_KERNELS ON") !=
+        std::string::npos);
   for (const auto& page : fs::recursive_directory_iterator(out / "docs"))
     if (page.path().extension() == ".md")
       CHECK_MESSAGE(read_file(page.path()).find("instructors.md)") == std::string::npos, page.path());
@@ -124,22 +132,39 @@ TEST_CASE("a student release refuses a folder that is not empty, and leaves it a
   CHECK(std::distance(fs::directory_iterator(out), fs::directory_iterator()) == 1);
 }
 
-TEST_CASE("the student release builds, reports the skeleton as not implemented, and skips the solutions' tests") {
+TEST_CASE(
+    "the student release builds, links a CUDA skeleton with the compiled harness kernels, reports the skeleton as not "
+    "implemented, and skips the solutions' tests") {
   const fs::path root = fresh_folder("release/build");
   const fs::path repo = root / "repo";
+#ifdef GPULAB_NVCC
+  // One architecture: this test proves the objects link; `gpulab release` compiles for sm_75 to sm_120.
+  const auto summary = write_student_release(GPULAB_REPO, repo, {GPULAB_NVCC, GPULAB_CXX, {"sm_75"}});
+  CHECK(summary.cuda_objects.size() > 3);
+  const std::string cuda = "ON";
+#else
   write_student_release(GPULAB_REPO, repo);
+  const std::string cuda = "OFF";
+#endif
   const fs::path build = repo / "build";
   const gpulab::Manifest lab = gpulab::load_all_manifests(repo_path("labs")).front();
 
   std::string output;
   const std::string configure = std::string("'") + GPULAB_CMAKE + "' -S '" + repo.string() + "' -B '" + build.string() +
                                 "' -G '" + GPULAB_CMAKE_GENERATOR +
-                                "' -DCMAKE_BUILD_TYPE=Release -DGPULAB_WITH_CUDA=OFF";
+                                "' -DCMAKE_BUILD_TYPE=Release -DGPULAB_WITH_CUDA=" + cuda;
   REQUIRE_MESSAGE(run_command(configure, output) == 0, output);
   output.clear();
+  // matmul's CUDA harness: its naive calibration, as an object, and cuBLAS.
   const std::string compile = std::string("'") + GPULAB_CMAKE + "' --build '" + build.string() +
-                              "' --parallel 2 --target gpulab gpulab_harness_" + lab.name + "_opencl";
+                              "' --parallel 2 --target gpulab gpulab_harness_" + lab.name + "_opencl" +
+                              (cuda == "ON" ? " gpulab_harness_matmul_cuda" : "");
   REQUIRE_MESSAGE(run_command(compile, output) == 0, output);
+  if (cuda == "ON") {
+    output.clear();
+    CHECK_MESSAGE(run_command("'" + (build / "gpulab").string() + "' build --lab matmul --backend cuda", output) == 0,
+                  output);
+  }
 
   // `gpulab check` grades the student's own labs/ by default, as `make check` does.
   output.clear();

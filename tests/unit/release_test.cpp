@@ -267,3 +267,93 @@ TEST_CASE("a release whose docs include only released text and solutions/ (shown
   CHECK_NOTHROW(gpulab::cli::write_student_release(course.root, course.out));
   CHECK(fs::exists(course.out / "docs/labs/more.md"));
 }
+
+// The harness's CUDA kernels (calibrations, staff kernels) are the designs of graded tasks: the
+// release ships them compiled, and the planted submissions of a lab's tests not at all.
+namespace {
+
+struct CourseWithKernels : CourseFolder {
+  CourseWithKernels() {
+    write_file(root / "common/include/gpulab/student/cuda.hpp", "#pragma once\n");
+    write_file(root / "grader/labs/first/baselines_cuda.cu",
+               "#include \"gpulab/student/cuda.hpp\"\n#include \"baselines_cuda.hpp\"\n"
+               "__global__ void harness_naive(float* x) { x[threadIdx.x] *= 2.0f; }\n"
+               "void launch_naive(float* x) { harness_naive<<<1, 32>>>(x); }\n");
+    write_file(root / "grader/labs/first/baselines_cuda.hpp", "#pragma once\nvoid launch_naive(float* x);\n");
+    write_file(root / "grader/labs/first/bindings_opencl.cpp", "// bindings\n");
+    write_file(root / "grader/labs/first/tests/planted/racing/kernel.cu", "// a planted fault\n");
+    write_file(root / "grader/labs/first/tests/first_test.cpp", "// a test\n");
+    write_file(root / "README.md",
+               "Grading: the [instructor guide](docs/instructors.md#grading); [docs](docs/index.md).\n");
+  }
+};
+
+// nvcc where the course's build would find it, or "" (then the compiled half is not tested here).
+std::string nvcc_here() {
+  for (const char* candidate : {"/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"})
+    if (fs::exists(candidate)) return candidate;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a release without nvcc leaves the harness's CUDA kernels and the planted submissions out, turns the students' "
+    "CUDA backend off, and unlinks the README from the instructor guide") {
+  CourseWithKernels course;
+  const auto summary = gpulab::cli::write_student_release(course.root, course.out, gpulab::cli::CudaKernels{});
+  CHECK_FALSE(fs::exists(course.out / "grader/labs/first/baselines_cuda.cu"));
+  CHECK_FALSE(fs::exists(course.out / "grader/labs/first/baselines_cuda.o"));
+  CHECK(fs::exists(course.out / "grader/labs/first/baselines_cuda.hpp"));  // declarations only
+  CHECK_FALSE(fs::exists(course.out / "grader/labs/first/tests/planted"));
+  CHECK(fs::exists(course.out / "grader/labs/first/tests/first_test.cpp"));
+  CHECK(read_file(course.out / "grader/labs/prebuilt_cuda.cmake").find("set(GPULAB_RELEASE_WITHOUT_CUDA_KERNELS ON)") !=
+        std::string::npos);
+  CHECK(summary.cuda_sources_left_out == 1);
+  CHECK(gpulab::cli::describe(summary).find("runs on OpenCL only") != std::string::npos);
+  CHECK(read_file(course.out / "README.md") == "Grading: the instructor guide; [docs](docs/index.md).\n");
+}
+
+TEST_CASE(
+    "a release with nvcc ships each harness CUDA kernel file as an object for the architectures asked, not its "
+    "source") {
+  const std::string nvcc = nvcc_here();
+  if (nvcc.empty()) {
+    MESSAGE("no nvcc here: the compiled release is tested where the CUDA toolkit is");
+    return;
+  }
+  CourseWithKernels course;
+  gpulab::cli::CudaKernels cuda{nvcc, "", {"sm_75"}};
+  const auto summary = gpulab::cli::write_student_release(course.root, course.out, cuda);
+  CHECK_FALSE(fs::exists(course.out / "grader/labs/first/baselines_cuda.cu"));
+  REQUIRE(fs::exists(course.out / "grader/labs/first/baselines_cuda.o"));
+  // The object holds the kernel's machine code, not its source text.
+  const std::string object = read_file(course.out / "grader/labs/first/baselines_cuda.o");
+  CHECK(object.find("harness_naive") != std::string::npos);
+  CHECK(object.find("x[threadIdx.x] *= 2.0f") == std::string::npos);
+  CHECK(summary.cuda_objects == std::vector<std::string>{"grader/labs/first/baselines_cuda.o"});
+  const std::string config = read_file(course.out / "grader/labs/prebuilt_cuda.cmake");
+  CHECK(config.find("set(GPULAB_PREBUILT_CUDA_VERSION \"" + summary.nvcc_version + "\")") != std::string::npos);
+  CHECK(config.find("set(GPULAB_PREBUILT_CUDA_ARCHS \"sm_75\")") != std::string::npos);
+  CHECK(gpulab::cli::describe(summary).find("ship as objects, not source") != std::string::npos);
+}
+
+TEST_CASE(
+    "a release refuses a CUDA architecture nvcc would not take, and one whose kernel does not compile, leaving "
+    "nothing") {
+  const std::string nvcc = nvcc_here();
+  if (nvcc.empty()) return;
+  CourseWithKernels course;
+  SUBCASE("an architecture written as a number") {
+    CHECK_THROWS_WITH_AS(gpulab::cli::write_student_release(course.root, course.out, {nvcc, "", {"90"}}),
+                         doctest::Contains("'90' is not a CUDA architecture: write it as nvcc does, like sm_90"),
+                         std::runtime_error);
+  }
+  SUBCASE("a kernel with an error") {
+    write_file(course.root / "grader/labs/first/baselines_cuda.cu", "__global__ void broken( {}\n");
+    CHECK_THROWS_WITH_AS(gpulab::cli::write_student_release(course.root, course.out, {nvcc, "", {"sm_75"}}),
+                         doctest::Contains("nvcc could not compile the harness's grader/labs/first/baselines_cuda.cu"),
+                         std::runtime_error);
+  }
+  CHECK(fs::is_empty(course.out));
+}
