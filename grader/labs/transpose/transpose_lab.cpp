@@ -71,7 +71,9 @@ class TransposeDriver final : public LabDriver {
       pristine.write(*set.in, t, set.in_patches);
     };
     for (int i = 0; i < count_of_sets; ++i) {
-      sets[i] = {ctx.device.allocate_guarded(bytes), ctx.device.allocate_guarded(bytes), {}};
+      sets[i] = Set{};
+      sets[i].in = ctx.device.allocate_guarded(bytes);
+      sets[i].out = ctx.device.allocate_guarded(bytes);
       hold(sets[i], i == 0 ? WordTransform{} : new_mask());  // the first launch of a case sees the plain input
     }
     const auto launch = labs::bind_transpose(ctx.device, task.function);
