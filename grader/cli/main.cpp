@@ -411,7 +411,11 @@ CudaKernels cuda_kernels_of(const Toolchain& tc, const std::vector<std::string>&
 
 int release(const std::string& out, const std::vector<std::string>& cuda_archs) {
   const Toolchain tc = Toolchain::load(own_directory());
-  fmt::print("{}", describe(write_student_release(tc.repo, fs::absolute(out), cuda_kernels_of(tc, cuda_archs))));
+  const CudaKernels cuda = cuda_kernels_of(tc, cuda_archs);
+  if (!cuda.nvcc.empty())
+    fmt::print(stderr, "gpulab release: compiling the harness's CUDA kernels for {} (a few minutes)…\n",
+               fmt::join(cuda.archs, ", "));
+  fmt::print("{}", describe(write_student_release(tc.repo, fs::absolute(out), cuda)));
   return 0;
 }
 

@@ -486,7 +486,8 @@ std::string describe(const ReleaseSummary& s) {
         fmt::join(s.uncommitted.begin(), s.uncommitted.begin() + std::min<std::size_t>(5, s.uncommitted.size()), ", "),
         s.uncommitted.size() > 5 ? ", ..." : "");
   text += fmt::format(
-      "left out: solutions/, docs/answers/, tests/fixtures/ and the instructor's material ({}) ({} files), and {} "
+      "left out: solutions/, docs/answers/, tests/fixtures/, the labs' planted submissions and the instructor's "
+      "material ({}) ({} files), and {} "
       "hidden case{}; the docs site's nav and links forget the pages left out\n",
       fmt::join(kInstructorFiles, ", "), s.files_left_out, s.hidden_cases_removed,
       s.hidden_cases_removed == 1 ? "" : "s");
