@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <set>
 
 #include "cli_harness.hpp"
@@ -196,6 +197,20 @@ TEST_CASE(
       run_command("cd '" + build.string() + "' && '" + GPULAB_CTEST + "' --output-on-failure -R 'reference solutions'",
                   output) == 0);
   CHECK(output.find("Skipped") != std::string::npos);
+
+  // Objects of another CUDA major version do not link: the students' build says so and runs on OpenCL.
+  if (cuda == "ON") {
+    const fs::path prebuilt = repo / "grader/labs/prebuilt_cuda.cmake";
+    write_file(prebuilt, "set(GPULAB_PREBUILT_CUDA_VERSION \"1.0\")\nset(GPULAB_PREBUILT_CUDA_ARCHS \"sm_75\")\n");
+    output.clear();
+    CHECK(run_command(configure, output) == 0);
+    std::string words;  // CMake wraps a warning's lines
+    for (const char c : output)
+      if (!std::isspace(static_cast<unsigned char>(c)) || (!words.empty() && words.back() != ' '))
+        words += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
+    CHECK_MESSAGE(words.find("were compiled by CUDA 1.0 and this machine has CUDA") != std::string::npos, output);
+    CHECK_MESSAGE(output.find("gpulab backends: OpenCL=ON CUDA=OFF") != std::string::npos, output);
+  }
 }
 
 namespace {
