@@ -398,7 +398,7 @@ Outcome grade_in_slot(Batch& b, const StudentJob& job, int index) {
 // --calibrate: the reference solutions, graded like a student, give the ratios this machine reaches
 // (OUT/calibration.json), which every student's feedback compares with.
 void calibrate_reference_solutions(Batch& b) {
-  StudentJob job{b.tc.repo / "solutions", "_reference-solution"};
+  StudentJob job{b.tc.repo / "solutions", "_reference-solution", ""};
   const fs::path dir = b.out / "students" / job.name;
   fs::remove(dir / "result.json");
   grade_in_slot(b, job, 0);

@@ -306,8 +306,7 @@ namespace {
 
 // The timing size of `dim` for the block's tasks on `device`: the largest over the timing cases that
 // time one of them; 0 where none does.
-std::int64_t timing_size(const Manifest& m, const RandomCases& r, const std::string& task, const std::string& dim,
-                         DeviceClass device) {
+std::int64_t timing_size(const Manifest& m, const std::string& task, const std::string& dim, DeviceClass device) {
   for (const auto& c : m.cases)
     if (c.timing && c.runs_on(device) && c.applies_to(task) && c.params.contains(dim))
       return c.params.at(dim).get<std::int64_t>();
@@ -332,7 +331,7 @@ TEST_CASE(
           const auto large = draw_large_cases(one_block, seed * 0x9E3779B97F4A7C15ull, false, device);
           for (const auto& task : m.tasks) {
             if (!r.tasks.empty() && std::find(r.tasks.begin(), r.tasks.end(), task.name) == r.tasks.end()) continue;
-            const std::int64_t top = timing_size(m, r, task.name, r.dims.front(), device);
+            const std::int64_t top = timing_size(m, task.name, r.dims.front(), device);
             if ((r.power_of_two ? top / 2 : top - 1) <= r.max) continue;  // no size but the timing case's
             CAPTURE(task.name);
             // What the region (max, top] holds: a multiple of every tile, a power of two with room
