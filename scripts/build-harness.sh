@@ -47,7 +47,7 @@ if [ ! -x "$build/gpulab" ]; then
   if [ -n "$all" ]; then
     echo "gpulab: building the grader and its tests once (about 8 minutes on 2 cores)…"
   else
-    echo "gpulab: building the grader once (about 2 minutes on 2 cores)…"
+    echo "gpulab: building the grader once (about 9 minutes on 2 cores with CUDA)…"
   fi
 fi
 
