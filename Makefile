@@ -77,7 +77,7 @@ deps:
 # Configures once, then builds what `gpulab check` uses; quiet when nothing changed, and a failed
 # configure or build stops make with cmake's exit status and its messages in full.
 harness: deps
-	@scripts/build-harness.sh "$(BUILD)" $(JOBS)
+	@GPULAB_LABS="$(LAB)" scripts/build-harness.sh "$(BUILD)" $(JOBS)
 
 # A failed check ends with one line in gpulab's words instead of make's "Error 1" (see
 # grader/check-outcome.mk): check-run records it, check stops make with it. A failed harness build

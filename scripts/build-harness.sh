@@ -35,10 +35,36 @@ fi
 
 # What to build: everything, or the gpulab command and the libraries student files link with
 # (the gpulab_harness_<lab>_<backend> targets of grader/CMakeLists.txt; Ninja only, else all).
+# GPULAB_LABS (the Makefile's LAB: folders, names or numbers) narrows them to those labs, so that a
+# first `make check LAB=hello` compiles no other lab's harness (nvcc's CUB kernels take minutes); a
+# lab it cannot name keeps every lab, and `gpulab check` then says what is wrong with the name.
+lab_names() {
+  local token folder names=()
+  for token in ${GPULAB_LABS//,/ }; do
+    local found=""
+    for folder in labs/[0-9]*-*/; do
+      folder=$(basename "$folder")
+      if [ "$token" = "$folder" ] || [ "$token" = "${folder#*-}" ] || [ "$token" = "${folder%%-*}" ] ||
+        [ "0$token" = "${folder%%-*}" ]; then
+        found=${folder#*-}
+      fi
+    done
+    [ -n "$found" ] || return 1
+    names+=("$found")
+  done
+  echo "${names[@]}"
+}
 harness_targets() {
   [ -f "$build/build.ninja" ] || return 0
   echo gpulab
-  sed -n 's/^build \(gpulab_harness_[A-Za-z0-9_]*\): phony.*/\1/p' "$build/build.ninja"
+  local all_targets names
+  all_targets=$(sed -n 's/^build \(gpulab_harness_[A-Za-z0-9_]*\): phony.*/\1/p' "$build/build.ninja")
+  if [ -z "${GPULAB_LABS:-}" ] || ! names=$(lab_names); then
+    echo "$all_targets"
+    return 0
+  fi
+  local name
+  for name in $names; do grep -E "^gpulab_harness_${name}_[a-z]+$" <<<"$all_targets" || true; done
 }
 
 first=""
