@@ -73,7 +73,7 @@ if [ ! -x "$build/gpulab" ]; then
   if [ -n "$all" ]; then
     echo "gpulab: building the grader and its tests once (about 8 minutes on 2 cores)…"
   else
-    echo "gpulab: building the grader once (about 9 minutes on 2 cores with CUDA)…"
+    echo "gpulab: building the grader once (6 to 9 minutes on 2 cores, with CUDA, as it has LAB or not)…"
   fi
 fi
 
