@@ -348,7 +348,7 @@ fs::path attempt_path(const fs::path& dir, const std::string& graded_at) {
 // A regrade adds a record and overwrites none: every grading of the student is kept in attempts/
 // (result.json is the latest, the one that counts). A record written before attempts/ existed is
 // kept there first; a not-graded record (the grader failed) is no attempt.
-void keep_attempt(const std::string& text, const fs::path& dir) {
+void keep_attempt(const std::string& text, const std::string& graded_at, const fs::path& dir) {
   const fs::path latest = dir / "result.json";
   if (!fs::exists(dir / "attempts") && fs::exists(latest)) {
     const json earlier = json::parse(read_text(latest), nullptr, false);
@@ -357,9 +357,8 @@ void keep_attempt(const std::string& text, const fs::path& dir) {
       write_text_atomically(read_text(latest), attempt_path(dir, earlier.value("graded_at", "")));
     }
   }
-  const json record = json::parse(text);
   fs::create_directories(dir / "attempts");
-  write_text_atomically(text, attempt_path(dir, record.value("graded_at", now_utc())));
+  write_text_atomically(text, attempt_path(dir, graded_at.empty() ? now_utc() : graded_at));
 }
 
 // The record last: a student counts as graded only once every file of theirs is complete.
@@ -367,7 +366,7 @@ void write_student_files(const StudentRecord& record, const fs::path& dir, const
   const auto dump = [](const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; };
   write_student_outputs(record, dir, options);
   const std::string text = dump(record);
-  keep_attempt(text, dir);
+  keep_attempt(text, record.graded_at, dir);
   write_text_atomically(text, dir / "result.json");
 }
 
