@@ -10,6 +10,8 @@
 #   make check RECALIBRATE=1        measure the calibrations afresh (they are cached for 10 minutes)
 #   make check PROFILE=1            CUDA: each task's timing case under Nsight Compute, its counters explained
 #   make devices                    list CUDA and OpenCL devices
+#   make instructor                 build the instructor's command (grade, audit, similarity, release), which
+#                                   the instructor targets below build themselves
 #   make history [LAB=..]           your checks so far, per lab: a timeline (and plots, with matplotlib)
 #   make test                       the project's own test suite (CTest)
 #   make format                     apply the house style (.clang-format) to every C++, CUDA and OpenCL source
@@ -45,7 +47,7 @@ check_args = --source "$(source_dir)" $(lab_args) $(if $(TASK),--task $(TASK)) \
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate) \
   $(if $(PROFILE),--profile)
 
-.PHONY: all deps harness check check-run test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
+.PHONY: all deps harness instructor check check-run test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
   audit bench-grader format similarity
 all: check
 
@@ -55,6 +57,7 @@ DEPS_all := check
 DEPS_check := check
 DEPS_check-run := check
 DEPS_harness := check
+DEPS_instructor := check
 DEPS_devices := check
 DEPS_history := check
 DEPS_deps := check
@@ -78,6 +81,12 @@ deps:
 # configure or build stops make with cmake's exit status and its messages in full.
 harness: deps
 	@GPULAB_LABS="$(LAB)" scripts/build-harness.sh "$(BUILD)" $(JOBS)
+
+# The instructor's command (gpulab-instructor: grade, audit, similarity, release) is built apart, so a
+# student's first `make check` compiles none of it; these targets build it with the harness.
+INSTRUCTOR_GOALS := instructor grade similarity student-release audit bench-grader
+$(INSTRUCTOR_GOALS): export GPULAB_INSTRUCTOR := 1
+instructor: harness
 
 # A failed check ends with one line in gpulab's words instead of make's "Error 1" (see
 # grader/check-outcome.mk): check-run records it, check stops make with it. A failed harness build

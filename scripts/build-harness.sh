@@ -6,8 +6,9 @@
 #
 #   scripts/build-harness.sh BUILD [JOBS] [--all]
 #
-# Without --all it builds what `gpulab check` and `gpulab grade` use (the gpulab command and each
-# lab's harness libraries); --all builds the tests too (make test).
+# Without --all it builds what `gpulab check` uses (the gpulab command and each lab's harness
+# libraries), and with GPULAB_INSTRUCTOR set the instructor's command as well (gpulab-instructor:
+# grade, audit, similarity, release); --all builds the tests too (make test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: scripts/build-harness.sh BUILD [JOBS] [--all]}
@@ -57,6 +58,7 @@ lab_names() {
 harness_targets() {
   [ -f "$build/build.ninja" ] || return 0
   echo gpulab
+  [ -z "${GPULAB_INSTRUCTOR:-}" ] || echo gpulab-instructor
   local all_targets names
   all_targets=$(sed -n 's/^build \(gpulab_harness_[A-Za-z0-9_]*\): phony.*/\1/p' "$build/build.ninja")
   if [ -z "${GPULAB_LABS:-}" ] || ! names=$(lab_names); then
@@ -73,7 +75,7 @@ if [ ! -x "$build/gpulab" ]; then
   if [ -n "$all" ]; then
     echo "gpulab: building the grader and its tests once (about 8 minutes on 2 cores)…"
   else
-    echo "gpulab: building the grader once (6 to 9 minutes on 2 cores, with CUDA, as it has LAB or not)…"
+    echo "gpulab: building the grader once (about 2 minutes on 2 cores for one lab, more for every lab)…"
   fi
 fi
 

@@ -11,9 +11,10 @@
 set -euo pipefail
 
 # Building the harness (CMakeLists.txt: find_package ... REQUIRED) and running the labs on OpenCL.
-# libarchive, OpenSSL and ICU are here too: batch grading is compiled into the one `gpulab` binary
-# (grader/CMakeLists.txt: gpulab_cli needs them; ICU puts students' Unicode names in one normal
-# form), so the build fails without them. python3: the
+# libarchive, OpenSSL and ICU are here too: the build configures both commands (grader/CMakeLists.txt:
+# gpulab hashes with OpenSSL; gpulab-instructor unpacks archives and ICU puts students' Unicode names
+# in one normal form), so configuring fails without them, though a student's build compiles only the
+# first. python3: the
 # configure step looks for it (tests/CMakeLists.txt). PoCL runs OpenCL on the CPU when there is no GPU.
 group_check=(
   build-essential cmake ninja-build pkg-config python3

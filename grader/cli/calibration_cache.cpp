@@ -7,8 +7,8 @@
 #include <cstdlib>
 
 #include "files.hpp"
-#include "grade.hpp"
-#include "submission.hpp"
+#include "sha256.hpp"
+#include "toolchain.hpp"
 
 namespace gpulab::cli {
 

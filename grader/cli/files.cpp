@@ -4,10 +4,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -93,6 +95,11 @@ FileLock::FileLock(const std::filesystem::path& file, Kind kind, bool wait)
   if (!file_.valid())
     throw std::runtime_error(fmt::format("cannot open the lock {}: {}", file.string(), std::strerror(errno)));
   held_ = ::flock(file_.get(), (kind == Kind::shared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB)) == 0;
+}
+
+std::string now_utc() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
 std::string host_name() {

@@ -65,6 +65,9 @@ class ScratchFolder {
   std::filesystem::path path_;
 };
 
+// Now, in UTC, as ISO 8601 to the second ("2026-11-28T09:30:00Z"): the time of a record.
+std::string now_utc();
+
 // This machine's host name ("unknown host" when the system will not say).
 std::string host_name();
 

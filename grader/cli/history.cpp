@@ -11,7 +11,7 @@
 
 #include "gpulab/metrics.hpp"
 #include "lab_run.hpp"
-#include "submission.hpp"
+#include "sha256.hpp"
 
 namespace gpulab::cli {
 

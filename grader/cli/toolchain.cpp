@@ -2,10 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 #include "files.hpp"
+#include "sha256.hpp"
+
+#ifndef GPULAB_VERSION
+#define GPULAB_VERSION "0"
+#endif
 
 namespace gpulab::cli {
 
@@ -35,6 +42,25 @@ std::string Toolchain::cuda_tool(const std::string& name) const {
   for (const fs::path folder : {"/usr/local/cuda/bin", "/opt/cuda/bin"})
     if (fs::exists(folder / name)) return (folder / name).string();
   return {};
+}
+
+std::string grader_version(const Toolchain& tc, const std::vector<Manifest>& labs, const std::string& backend) {
+  Sha256 h;
+  h.update(GPULAB_VERSION);
+  h.update_file(fs::canonical("/proc/self/exe"));
+  h.update_file(tc.build_dir / "toolchain.json");
+  // What student code may use: a changed list regrades everyone.
+  std::vector<fs::path> lists;
+  for (const auto& e : fs::directory_iterator(tc.repo / "grader" / "allowlist")) lists.push_back(e.path());
+  std::sort(lists.begin(), lists.end());
+  for (const auto& list : lists) h.update_file(list);
+  for (const auto& m : labs) {
+    h.update_file(m.path);
+    const std::string key = m.name + "/" + backend;
+    if (tc.config["labs"].contains(key))
+      for (const auto& lib : tc.config["labs"][key]) h.update_file(lib.get<std::string>());
+  }
+  return fmt::format("{}+{}", GPULAB_VERSION, h.hex().substr(0, 12));
 }
 
 }  // namespace gpulab::cli

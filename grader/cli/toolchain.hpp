@@ -3,8 +3,11 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "gpulab/manifest.hpp"
 
 namespace gpulab::cli {
 
@@ -19,5 +22,9 @@ struct Toolchain {
   // PATH, else in the usual install folders; "" when there is none.
   std::string cuda_tool(const std::string& name) const;
 };
+
+// The pristine harness's identity: its version and a hash of the running gpulab command, the harness
+// libraries and the graded manifests; a change regrades everyone and empties the calibration cache.
+std::string grader_version(const Toolchain& toolchain, const std::vector<Manifest>& labs, const std::string& backend);
 
 }  // namespace gpulab::cli

@@ -22,19 +22,10 @@
 #include "machine_lock.hpp"
 #include "student_outputs.hpp"
 
-#ifndef GPULAB_VERSION
-#define GPULAB_VERSION "0"
-#endif
-
 namespace gpulab::cli {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string now_utc() {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
-                     fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
-}
 
 std::string options_key(const std::vector<Manifest>& labs, const std::string& backend, const GradeOptions& o) {
   std::vector<std::string> ids;
@@ -117,25 +108,6 @@ std::map<std::string, ReferenceResult> references_for(const Batch& b, const std:
 int default_jobs(const std::string& backend, const std::string& device, int cuda_gpus, unsigned cores) {
   if (backend != "cuda" || !device.empty() || cuda_gpus < 1) return 1;
   return std::max(1, std::min(3 * cuda_gpus, static_cast<int>(cores / 4)));
-}
-
-std::string grader_version(const Toolchain& tc, const std::vector<Manifest>& labs, const std::string& backend) {
-  Sha256 h;
-  h.update(GPULAB_VERSION);
-  h.update_file(fs::canonical("/proc/self/exe"));
-  h.update_file(tc.build_dir / "toolchain.json");
-  // What student code may use: a changed list regrades everyone.
-  std::vector<fs::path> lists;
-  for (const auto& e : fs::directory_iterator(tc.repo / "grader" / "allowlist")) lists.push_back(e.path());
-  std::sort(lists.begin(), lists.end());
-  for (const auto& list : lists) h.update_file(list);
-  for (const auto& m : labs) {
-    h.update_file(m.path);
-    const std::string key = m.name + "/" + backend;
-    if (tc.config["labs"].contains(key))
-      for (const auto& lib : tc.config["labs"][key]) h.update_file(lib.get<std::string>());
-  }
-  return fmt::format("{}+{}", GPULAB_VERSION, h.hex().substr(0, 12));
 }
 
 namespace {

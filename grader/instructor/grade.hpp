@@ -78,10 +78,6 @@ std::string options_key(const std::vector<Manifest>& labs, const std::string& ba
 // and modification times, hashed.
 std::string submission_stamp(const std::filesystem::path& entry);
 
-// The pristine harness's identity: its version and a hash of the gpulab command, the harness
-// libraries and the graded manifests; a change regrades everyone.
-std::string grader_version(const Toolchain& toolchain, const std::vector<Manifest>& labs, const std::string& backend);
-
 BatchSummary grade_batch(const Toolchain& toolchain, const std::vector<Manifest>& labs, const std::string& backend,
                          const GradeOptions& options);
 

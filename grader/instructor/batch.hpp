@@ -92,8 +92,6 @@ GradescopeOptions gradescope_options(const GradeOptions& o);
 // The reference solution's results for a lab's tasks on this machine, by task (empty: not calibrated).
 std::map<std::string, ReferenceResult> references_for(const Batch& b, const std::string& lab);
 
-std::string now_utc();
-
 // Grades one student in `slot`: unpacks, hashes, skips an unchanged submission, builds and runs each
 // lab, and writes OUT/students/<name>/. Throws when the grader itself failed for this student.
 Outcome grade_student(Batch& b, const StudentJob& job, const Slot& slot);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpulab/manifest.hpp"
+#include "sha256.hpp"
 
 namespace gpulab::cli {
 
@@ -75,21 +76,5 @@ LabFiles take_lab_files(const SubmissionFiles& submission, const Manifest& manif
 // "found Transpose.cu, expected transpose.cu": names in `files` close to `expected` (same name in another
 // case or folder, or at most two edits away), best first.
 std::vector<std::string> near_misses(const std::vector<std::string>& files, const std::string& expected_path);
-
-class Sha256 {
- public:
-  Sha256();
-  ~Sha256();
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-  Sha256& update(const void* data, std::size_t size);
-  Sha256& update(const std::string& text) { return update(text.data(), text.size()); }
-  Sha256& update_file(const std::filesystem::path& file);  // throws when it cannot be read
-  std::string hex();                                       // finishes the digest
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
 
 }  // namespace gpulab::cli
