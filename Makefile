@@ -16,6 +16,7 @@
 #   make test                       the project's own test suite (CTest)
 #   make format                     apply the house style (.clang-format) to every C++, CUDA and OpenCL source
 #   make docs [EDITION=student]     the lecture companion (docs/) as a site in build/site
+#   make lab-lists                  the lists of labs in README.md, docs/index.md and mkdocs.yml, from the manifests
 #   make bench-docs                 measure the solutions on this device into docs/measured/
 #   make grade SUBMISSIONS=dir [OUT=results] [GRADE_JOBS=4] [FORCE=1] [CALIBRATE=1] [LAB="a b"] [BACKEND=..]
 #              [DEVICE=..] [SEED=..] [TIMEOUT=s] [TIME_LIMIT=s] [MEMORY=GiB] [PROCESSES=n] [OUTPUT_LIMIT=MiB] [QUIET=1]
@@ -47,7 +48,7 @@ check_args = --source "$(source_dir)" $(lab_args) $(if $(TASK),--task $(TASK)) \
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate) \
   $(if $(PROFILE),--profile)
 
-.PHONY: all deps harness instructor check check-run test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
+.PHONY: all deps harness instructor lab-lists check check-run test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
   audit bench-grader format similarity
 all: check
 
@@ -177,6 +178,10 @@ docs: deps
 
 docs-figures: deps
 	@$(DOCS_PYTHON) scripts/docs/figures.py docs/figures
+
+# The lists of labs in README.md, docs/index.md and mkdocs.yml, made from labs/*/lab.toml.
+lab-lists:
+	@$(DOCS_PYTHON) scripts/lab_lists.py
 
 bench-docs: harness
 	@rm -rf "$(BENCH)" && scripts/bench-docs.sh "$(BENCH)"

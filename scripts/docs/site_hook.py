@@ -154,7 +154,13 @@ def with_answers(markdown: str, answers_path: str, page: str) -> str:
     return "\n".join(lines)
 
 
+# The marker lines around a list of labs that scripts/lab_lists.py writes: inside a table (docs/index.md)
+# a comment line would end it, so they never reach Markdown.
+LAB_LIST_MARKER = re.compile(r"^<!-- (labs: made by scripts/lab_lists\.py .*|/labs) -->\n", re.M)
+
+
 def on_page_markdown(markdown, page, config, files):
+    markdown = LAB_LIST_MARKER.sub("", markdown)
     if config.extra["gpulab_edition"] != "instructor":
         return markdown
     answers = os.path.join(config["docs_dir"], "answers", page.file.src_path)
