@@ -10,6 +10,8 @@
 #include <regex>
 #include <set>
 
+#include "source_text.hpp"
+
 namespace gpulab::cli {
 
 namespace {
@@ -33,57 +35,6 @@ struct Token {
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-
-// A ' inside a number (1'000) separates digits; anywhere else it opens a character literal.
-bool digit_separator(const std::string& s, std::size_t quote) {
-  std::size_t k = quote;
-  while (k > 0 && ident_char(s[k - 1])) --k;
-  return k < quote && digit(s[k]);
-}
-
-void blank(std::string& s, std::size_t from, std::size_t to) {
-  for (std::size_t k = from; k < to && k < s.size(); ++k)
-    if (s[k] != '\n') s[k] = ' ';
-}
-
-}  // namespace
-
-// Comments become spaces and literals keep only their quotes; newlines stay, so offsets and line
-// numbers survive, and a barrier named in a comment or a message is not one.
-std::string blank_comments_and_literals(std::string s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const char c = s[i], next = i + 1 < s.size() ? s[i + 1] : '\0';
-    if (c == '/' && next == '/') {
-      const std::size_t end = std::min(s.find('\n', i), s.size());
-      blank(s, i, end);
-      i = end;
-    } else if (c == '/' && next == '*') {
-      const std::size_t close = s.find("*/", i + 2);
-      const std::size_t end = close == std::string::npos ? s.size() : close + 2;
-      blank(s, i, end);
-      i = end;
-    } else if (c == '"' && i > 0 && s[i - 1] == 'R') {  // R"delim( ... )delim"
-      const std::size_t open = s.find('(', i);
-      const std::string close = open == std::string::npos ? "\"" : ")" + s.substr(i + 1, open - i - 1) + "\"";
-      const std::size_t at = s.find(close, i + 1);
-      const std::size_t end = at == std::string::npos ? s.size() : at + close.size();
-      blank(s, i + 1, end - 1);
-      i = end;
-    } else if (c == '"' || (c == '\'' && !digit_separator(s, i))) {
-      std::size_t k = i + 1;
-      while (k < s.size() && s[k] != c && s[k] != '\n') k += s[k] == '\\' ? 2 : 1;
-      k = std::min(k, s.size());
-      blank(s, i + 1, k);
-      i = k < s.size() && s[k] == c ? k + 1 : k;
-    } else {
-      ++i;
-    }
-  }
-  return s;
-}
-
-namespace {
 
 // Skips a preprocessor directive and its continuation lines; returns the offset of its final newline.
 std::size_t skip_directive(const std::string& code, std::size_t i, int& line) {
@@ -1108,7 +1059,7 @@ void FunctionCheck::finish_returns() {
 }  // namespace
 
 std::vector<BarrierFinding> find_divergent_barriers(const std::string& source) {
-  const std::string code = blank_comments_and_literals(source);
+  const std::string code = blank_comments(source, Literals::blank);
   const std::vector<Token> tokens = tokenize(code);
   const std::vector<std::size_t> partner = match_brackets(tokens);
   std::vector<BarrierFinding> out;
@@ -1155,7 +1106,7 @@ std::vector<std::string> identifiers_in(const std::string& text) {
 // Whether the words appear outside the function bodies: in directives, which the tokens skip, and at
 // file scope. `##` counts too: token pasting can spell any of them.
 bool words_outside(std::string code, const std::vector<Token>& t, const std::vector<FunctionBody>& functions) {
-  for (const auto& f : functions) blank(code, t[f.open].begin, t[f.close].end);
+  for (const auto& f : functions) blank_range(code, t[f.open].begin, t[f.close].end);
   if (code.find("##") != std::string::npos) return true;
   for (const auto& w : identifiers_in(code))
     if (const std::vector<Token> word{Token{w, 0, 0, 0, true}}; shared_or_barrier_word(word, 0)) return true;
@@ -1199,7 +1150,7 @@ std::vector<FunctionSummary> macro_kernels(const std::string& code) {
 }  // namespace
 
 SourceSummary summarize_functions(const std::string& source) {
-  const std::string code = blank_comments_and_literals(source);
+  const std::string code = blank_comments(source, Literals::blank);
   const std::vector<Token> t = tokenize(code);
   const std::vector<std::size_t> partner = match_brackets(t);
   const std::vector<FunctionBody> functions = find_functions(t, partner);

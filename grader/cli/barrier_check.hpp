@@ -48,11 +48,6 @@ struct BarrierFinding {
 // Every finding in `source` (a .cu or .cl file), in line order.
 std::vector<BarrierFinding> find_divergent_barriers(const std::string& source);
 
-// `source` with comments turned into spaces and string and character literals emptied (their quotes
-// stay), newlines kept: offsets and line numbers are the source's. Also what the mutation audit uses
-// to tell code from comments.
-std::string blank_comments_and_literals(std::string source);
-
 // "__syncthreads() under `if (x < n)` in kernel k — <message>"
 std::string describe(const BarrierFinding& finding);
 

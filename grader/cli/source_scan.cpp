@@ -8,6 +8,7 @@
 #include "barrier_check.hpp"
 #include "files.hpp"
 #include "gpulab/text.hpp"
+#include "source_text.hpp"
 
 namespace gpulab::cli {
 
@@ -18,58 +19,7 @@ namespace {
 // The text with comments (and, with `blank_strings`, string and character literals) blanked out,
 // newlines kept so line numbers stay right, lower-cased.
 std::string code_only(const std::string& source, bool blank_strings = false) {
-  std::string out = source;
-  enum { code, line_comment, block_comment, quoted } state = code;
-  char quote = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const char ch = out[i], next = i + 1 < out.size() ? out[i + 1] : '\0';
-    switch (state) {
-      case code:
-        if (ch == '/' && next == '/') {
-          state = line_comment;
-        } else if (ch == '/' && next == '*') {
-          state = block_comment;
-        } else if (ch == '"' && i > 0 && out[i - 1] == 'R') {
-          // A raw string R"delim( ... )delim": no escapes, may span lines.
-          const auto open = out.find('(', i);
-          const std::string end =
-              ")" + (open == std::string::npos ? std::string() : out.substr(i + 1, open - i - 1)) + "\"";
-          const auto close = open == std::string::npos ? std::string::npos : out.find(end, open);
-          const std::size_t stop = close == std::string::npos ? out.size() : close + end.size();
-          if (blank_strings)
-            for (std::size_t k = i + 1; k + 1 < stop; ++k)
-              if (out[k] != '\n') out[k] = ' ';
-          i = stop - 1;
-          continue;
-        } else if (ch == '"' || (ch == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(out[i - 1]))))) {
-          state = quoted, quote = ch;  // a ' after a digit is a digit separator (1'000), not a character
-        }
-        break;
-      case quoted:
-        if (ch == '\\') {
-          if (blank_strings && i + 1 < out.size() && out[i + 1] != '\n') out[i] = out[i + 1] = ' ';
-          ++i;
-        } else if (ch == quote || ch == '\n') {
-          state = code;
-        } else if (blank_strings) {
-          out[i] = ' ';
-        }
-        continue;
-      case line_comment:
-        if (ch == '\n') state = code;
-        break;
-      case block_comment:
-        if (ch == '*' && next == '/') {
-          out[i] = out[i + 1] = ' ';
-          ++i;
-          state = code;
-          continue;
-        }
-        break;
-    }
-    if ((state == line_comment || state == block_comment) && out[i] != '\n') out[i] = ' ';
-  }
-  return lower_case(std::move(out));
+  return lower_case(blank_comments(source, blank_strings ? Literals::blank : Literals::keep));
 }
 
 bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }

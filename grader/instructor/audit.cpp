@@ -15,6 +15,7 @@
 #include "gpulab/parallel.hpp"
 #include "machine_lock.hpp"
 #include "sanitizer.hpp"
+#include "source_text.hpp"
 #include "supervisor.hpp"
 
 namespace gpulab::cli {
@@ -72,7 +73,7 @@ std::size_t matching_paren(const std::string& text, std::size_t open) {
 std::vector<Mutant> generic_mutants(const std::string& file, const std::string& text) {
   std::vector<Mutant> out;
   // A match counts where it survives blanking: in code, not in a comment or a string.
-  const std::string code = blank_comments_and_literals(text);
+  const std::string code = blank_comments(text, Literals::blank);
   auto in_code = [&](std::size_t pos, std::size_t size) { return code.compare(pos, size, text, pos, size) == 0; };
   static const std::regex barrier(R"(\b(__syncthreads|work_group_barrier|barrier)\s*\([^;]*\)\s*;)");
   int barriers = 0;

@@ -15,6 +15,7 @@
 
 #include "files.hpp"
 #include "gpulab/text.hpp"
+#include "source_text.hpp"
 #include "submission.hpp"
 
 namespace gpulab::cli {
@@ -99,7 +100,7 @@ std::vector<Group> collect_groups(const SimilarityOptions& options, const fs::pa
         const fs::path skeleton_dir = group.lab->path.parent_path();
         for (const auto& file : taken.taken) {
           const std::string text = read_text_or_throw(lab_dir / file);
-          group.files[name][file] = {text, without_comments(text),
+          group.files[name][file] = {text, blank_comments(text, Literals::keep),
                                      without_skeleton(text, read_text(skeleton_dir / file))};
         }
         group.students.push_back(name);
@@ -340,55 +341,12 @@ nlohmann::json pairs_json(const SimilarityReport& report, const SimilarityOption
 
 }  // namespace
 
-std::string without_comments(const std::string& source) {
-  std::string out = source;
-  enum { code, line_comment, block_comment, string_literal, char_literal } state = code;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const char c = out[i], next = i + 1 < out.size() ? out[i + 1] : '\0';
-    auto blank = [&](std::size_t at) {
-      if (out[at] != '\n') out[at] = ' ';
-    };
-    switch (state) {
-      case code:
-        if (c == '/' && next == '/')
-          state = line_comment, blank(i);
-        else if (c == '/' && next == '*')
-          state = block_comment, blank(i), blank(++i);
-        else if (c == '"')
-          state = string_literal;
-        else if (c == '\'')
-          state = char_literal;
-        break;
-      case line_comment:
-        if (c == '\n')
-          state = code;
-        else
-          blank(i);
-        break;
-      case block_comment:
-        if (c == '*' && next == '/')
-          state = code, blank(i), blank(++i);
-        else
-          blank(i);
-        break;
-      case string_literal:
-      case char_literal:
-        if (c == '\\')
-          ++i;  // an escaped quote does not end the literal
-        else if (c == (state == string_literal ? '"' : '\'') || c == '\n')
-          state = code;
-        break;
-    }
-  }
-  return out;
-}
-
 std::string without_skeleton(const std::string& student, const std::string& skeleton) {
   std::set<std::string> skeleton_lines;
-  for (const auto& line : split_lines(without_comments(skeleton)))
+  for (const auto& line : split_lines(blank_comments(skeleton, Literals::keep)))
     if (auto key = line_key(line); !key.empty()) skeleton_lines.insert(key);
   std::string out;
-  for (const auto& line : split_lines(without_comments(student)))
+  for (const auto& line : split_lines(blank_comments(student, Literals::keep)))
     out += (skeleton_lines.count(line_key(line)) ? std::string() : line) + "\n";
   return out;
 }

@@ -53,8 +53,6 @@ struct SimilarPair {
   }
 };
 
-// `source` with the comments blanked out (newlines kept, so line numbers stay): what a C-like tokenizer sees.
-std::string without_comments(const std::string& source);
 // `student` with comments blanked and every line that is also a line of `skeleton` (spaces and an opening
 // brace at the end ignored) blanked: the skeleton's text (signatures, closing braces, its not-implemented
 // calls) is everybody's, so it must not make two students similar. Blank lines, not deleted ones, keep
