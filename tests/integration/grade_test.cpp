@@ -358,6 +358,7 @@ TEST_CASE(
   fs::create_directories(fake);
   const fs::path real = fs::path(GPULAB_CLI).parent_path();
   fs::copy_file(GPULAB_CLI, fake / "gpulab");
+  fs::copy_file(real / "gpulab-instructor", fake / "gpulab-instructor");  // gpulab hands `grade` on to it
   write_file(fake / "killed-cxx", "#!/bin/sh\nkill -KILL $$\n");
   fs::permissions(fake / "killed-cxx", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                            fs::perms::others_read | fs::perms::others_exec);
