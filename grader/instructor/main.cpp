@@ -28,8 +28,8 @@ using namespace gpulab::cli;
 
 namespace {
 
-// The options the commands share with `gpulab check`.
-struct CheckOptions {
+// The lab, device and run options the instructor's commands share (`gpulab check` has its own).
+struct LabOptions {
   std::vector<std::string> labs;
   std::string backend, device;
   std::uint64_t seed = 0;
@@ -87,7 +87,7 @@ int report_batch(const Toolchain& tc, const GradeOptions& g, const BatchSummary&
   return s.failed > 0 ? 1 : 0;
 }
 
-int grade(const CheckOptions& c, GradeOptions g, const SlurmOptions& slurm) {
+int grade(const LabOptions& c, GradeOptions g, const SlurmOptions& slurm) {
   const Toolchain tc = Toolchain::load(own_directory());
   const auto labs = select_labs(tc, c.labs);
   g.labs = c.labs;
@@ -104,7 +104,7 @@ int grade(const CheckOptions& c, GradeOptions g, const SlurmOptions& slurm) {
 
 // The mutation audit of each selected lab's reference solution (audit.hpp); exit 1 when a mutant
 // survived that its lab's mutants.toml does not explain.
-int audit(const CheckOptions& c, bool correctness_only, int jobs) {
+int audit(const LabOptions& c, bool correctness_only, int jobs) {
   const Toolchain tc = Toolchain::load(own_directory());
   if (!fs::is_directory(tc.repo / "solutions"))
     throw std::invalid_argument(
@@ -193,7 +193,7 @@ void add_slurm_options(CLI::App* grade_cmd, SlurmOptions& s) {
   grade_cmd->add_option("--slurm-finish", s.finish, "")->group("")->excludes(slurm);
 }
 
-void add_grade_command(CLI::App& app, CheckOptions& o, GradeCommand& c) {
+void add_grade_command(CLI::App& app, LabOptions& o, GradeCommand& c) {
   auto* grade_cmd = app.add_subcommand(
       "grade",
       "batch-grade submissions: every entry of SUBMISSIONS (a folder, .zip or .tar.gz in the course layout) is "
@@ -253,7 +253,7 @@ struct AuditCommand {
   int jobs = 2;
 };
 
-void add_audit_command(CLI::App& app, CheckOptions& o, AuditCommand& a) {
+void add_audit_command(CLI::App& app, LabOptions& o, AuditCommand& a) {
   auto* audit_cmd = app.add_subcommand(
       "audit",
       "mutation audit: grade mutants of each lab's reference solution (plausible mistakes) and list survivors");
@@ -276,7 +276,7 @@ struct SimilarityCommand {
   std::string submissions, out = "results";
 };
 
-void add_similarity_command(CLI::App& app, CheckOptions& o, SimilarityCommand& c) {
+void add_similarity_command(CLI::App& app, LabOptions& o, SimilarityCommand& c) {
   auto* cmd = app.add_subcommand(
       "similarity",
       "pairs of students whose lab files are similar (skeleton text excluded), ranked: OUT/similarity/index.html, "
@@ -301,7 +301,7 @@ void add_similarity_command(CLI::App& app, CheckOptions& o, SimilarityCommand& c
 }
 
 // The similarity report; a batch's summary page in the same OUT is drawn again, to link it.
-int similarity(const CheckOptions& o, SimilarityCommand& c) {
+int similarity(const LabOptions& o, SimilarityCommand& c) {
   const Toolchain tc = Toolchain::load(own_directory());
   c.options.submissions = c.submissions;
   c.options.out = c.out;
@@ -318,7 +318,7 @@ int similarity(const CheckOptions& o, SimilarityCommand& c) {
 int main(int argc, char** argv) {
   CLI::App app{"gpulab-instructor: grade submissions, audit the grader, compare students, release the course"};
   app.require_subcommand(1);
-  CheckOptions o;
+  LabOptions o;
   GradeCommand grade_command;
   add_grade_command(app, o, grade_command);
   AuditCommand audit_command;
