@@ -39,7 +39,7 @@ class Stream {
 void stream_serial(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
                    cudaTextureObject_t key) {
   // TODO 1 (blocking copies): copy the n floats of `in` to d_in with cudaMemcpy
-  //   (cudaMemcpyHostToDevice). Count bytes in size_t: 2^29 floats are 2^31 bytes, past an int.
+  //   (cudaMemcpyHostToDevice). Count bytes in size_t: 2^29 floats would be 2^31 bytes, past an int.
   // TODO 2 (launch): run scale_shift_kernel on all n elements, from d_in into d_out (with a, b and
   //   key), with kThreadsPerBlock threads per block, and check cudaGetLastError().
   // TODO 3 (copy back): copy d_out into `out` with cudaMemcpy (cudaMemcpyDeviceToHost). It waits for
@@ -59,7 +59,7 @@ void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n
 }
 
 constexpr int kStreams = 4;
-constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 128 chunks in 2 GiB; a copy takes ~0.3 ms at 50 GB/s
+constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 32 chunks in the timing case's 512 MiB; a copy takes ~0.3 ms at 50 GB/s
 
 void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
                    cudaTextureObject_t key) {

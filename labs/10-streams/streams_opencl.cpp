@@ -46,7 +46,7 @@ class Queue {
 void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
                    float b) {
   // TODO 1 (blocking copies): copy the n floats of `in` to d_in with a blocking clEnqueueWriteBuffer
-  //   on lab.queue(). Count bytes in size_t: 2^29 floats are 2^31 bytes, past an int.
+  //   on lab.queue(). Count bytes in size_t: 2^29 floats would be 2^31 bytes, past an int.
   // TODO 2 (launch): enqueue_scale_shift(lab, lab.queue(), d_in, d_out, 0, n, a, b).
   // TODO 3 (copy back): read d_out into `out` with a blocking clEnqueueReadBuffer. On the in-order
   //   queue it waits for the kernel: why may your function return right after it?
@@ -63,7 +63,7 @@ void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl
 }
 
 constexpr int kQueues = 4;
-constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 128 chunks in 2 GiB; a copy takes ~0.3 ms at 50 GB/s
+constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 32 chunks in the timing case's 512 MiB; a copy takes ~0.3 ms at 50 GB/s
 
 void stream_chunks(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
                    float b) {

@@ -66,7 +66,7 @@ class HostBuffer final : public Buffer {
   void upload_range(const void* host, std::size_t offset, std::size_t bytes) override {
     std::memcpy(region() + offset, host, std::min(bytes, bytes_ - std::min(offset, bytes_)));
   }
-  void fill(std::uint8_t byte) override {  // on every core: the timing case's buffers hold 2 GiB
+  void fill(std::uint8_t byte) override {  // on every core: the timing case's buffers hold 512 MiB
     parallel_ranges(bytes_,
                     [&](std::size_t begin, std::size_t end) { std::memset(region() + begin, byte, end - begin); });
   }
