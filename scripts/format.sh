@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Formats the harness's C++, CUDA and OpenCL sources (common/, grader/, tests/) in place with
-# .clang-format, or with --check lists the files that differ from it and fails. Left alone: labs/ and
-# solutions/, whose layout is part of what students read (TODO blocks, aligned comments) and whose
+# Formats the harness's C++, CUDA and OpenCL sources (common/, grader/, tests/, each lab's grader/)
+# in place with .clang-format, or with --check lists the files that differ from it and fails. Left
+# alone: the students' files in labs/ and solutions/, whose layout is part of what students read (TODO blocks, aligned comments) and whose
 # exact text the mutation audit and the tests address; and fixtures, planted submissions whose tests
 # point at their file:line positions.
 #
@@ -33,9 +33,9 @@ fi
 
 # The tracked sources when this is a git checkout, otherwise (a release's tarball) the files there.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t sources < <(git ls-files -- common grader tests | grep -E '\.(cpp|hpp|h|cu|cuh|cl)$')
+  mapfile -t sources < <(git ls-files -- common grader tests 'labs/*/grader' | grep -E '\.(cpp|hpp|h|cu|cuh|cl)$')
 else
-  mapfile -t sources < <(find common grader tests -type f \
+  mapfile -t sources < <(find common grader tests labs/*/grader -type f \
     \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cl' \))
 fi
 mapfile -t sources < <(printf '%s\n' "${sources[@]}" | grep -v -e '/fixtures/' | sort)

@@ -45,14 +45,14 @@ bool left_out(const fs::path& relative) {
   if (parts[0] == "solutions") return true;
   if (parts.size() < 2) return false;
   if ((parts[0] == "tests" && parts[1] == "fixtures") || (parts[0] == "docs" && parts[1] == "answers")) return true;
-  // grader/labs/<lab>/tests/planted/...
-  return parts.size() > 5 && parts[0] == "grader" && parts[1] == "labs" && parts[3] == "tests" && parts[4] == "planted";
+  // labs/<lab>/grader/tests/planted/...
+  return parts.size() > 5 && parts[0] == "labs" && parts[2] == "grader" && parts[3] == "tests" && parts[4] == "planted";
 }
 
-// A harness CUDA kernel file of a lab, grader/labs/<lab>/<name>_cuda.cu: shipped compiled, never as source.
+// A harness CUDA kernel file of a lab, labs/<lab>/grader/<name>_cuda.cu: shipped compiled, never as source.
 bool is_harness_cuda_kernel(const fs::path& relative) {
   const std::vector<fs::path> parts(relative.begin(), relative.end());
-  return parts.size() == 4 && parts[0] == "grader" && parts[1] == "labs" && parts[3].string().ends_with("_cuda.cu");
+  return parts.size() == 4 && parts[0] == "labs" && parts[2] == "grader" && parts[3].string().ends_with("_cuda.cu");
 }
 
 // Runs a git command in `repo` and returns what it printed; throws, naming the command and the
@@ -317,9 +317,9 @@ std::vector<std::string> gencode_options(std::vector<std::string> archs) {
   return options;
 }
 
-// The harness's CUDA kernels (grader/labs/<lab>/*_cuda.cu) as objects next to where their source
+// The harness's CUDA kernels (labs/<lab>/grader/*_cuda.cu) as objects next to where their source
 // was, compiled as the course's build compiles them (grader/CMakeLists.txt), several at once; and
-// grader/labs/prebuilt_cuda.cmake, which tells the students' build what they are. Without nvcc
+// grader/prebuilt_cuda.cmake, which tells the students' build what they are. Without nvcc
 // the kernels are left out and that file turns the students' CUDA backend off.
 void ship_cuda_kernels(const fs::path& root, const std::vector<fs::path>& files, const fs::path& out,
                        const CudaKernels& cuda, ReleaseSummary& summary) {
@@ -327,7 +327,7 @@ void ship_cuda_kernels(const fs::path& root, const std::vector<fs::path>& files,
   std::copy_if(files.begin(), files.end(), std::back_inserter(kernels),
                [](const fs::path& f) { return !left_out(f) && is_harness_cuda_kernel(f); });
   if (kernels.empty()) return;
-  const fs::path config = out / "grader/labs/prebuilt_cuda.cmake";
+  const fs::path config = out / "grader/prebuilt_cuda.cmake";
   const std::string header =
       "# Written by `gpulab release`: the harness's CUDA kernels (its calibrations and staff kernels, the designs of\n"
       "# graded tasks) are not in the students' repository as source (CMakeLists.txt reads this file).\n";

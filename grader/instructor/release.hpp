@@ -12,7 +12,7 @@
 
 namespace gpulab::cli {
 
-// How the release ships the harness's CUDA kernels (grader/labs/<lab>/*_cuda.cu): the naive
+// How the release ships the harness's CUDA kernels (labs/<lab>/grader/*_cuda.cu): the naive
 // calibrations and the staff kernels are the designs of graded tasks, so students get them compiled
 // (an object per file, SASS for each architecture and PTX for newer ones), never their source.
 struct CudaKernels {
@@ -35,7 +35,7 @@ struct ReleaseSummary {
   int files_left_out = 0;  // under solutions/, docs/answers/ and tests/fixtures/, and the instructor's material
   int hidden_cases_removed = 0;
   std::vector<std::string> manifests_changed;  // "labs/01-matmul/lab.toml: 5 hidden cases removed"
-  std::vector<std::string> cuda_objects;       // "grader/labs/matmul/baselines_cuda.o", compiled for `cuda_archs`
+  std::vector<std::string> cuda_objects;       // "labs/01-matmul/grader/baselines_cuda.o", compiled for `cuda_archs`
   std::vector<std::string> cuda_archs;
   std::string nvcc_version;       // "13.0"; empty when the CUDA kernels were left out
   int cuda_sources_left_out = 0;  // without nvcc: the CUDA kernels not shipped at all

@@ -206,7 +206,7 @@ class LabDriver {
   virtual void measure_calibration(const RunContext&, const Case& /*timing*/, Calibration& /*calibration*/) {}
 };
 
-// Defined once per lab (grader/labs/<name>/); the runner executable of a lab links exactly one.
+// Defined once per lab (labs/NN-<name>/grader/); the runner executable of a lab links exactly one.
 std::unique_ptr<LabDriver> make_lab_driver();
 
 // Reads an integer case parameter, naming the case and the key when it is missing or wrong.

@@ -81,7 +81,7 @@ void check_weaker_files_fail(const std::string& backend, const LabTests& lab) {
   }
 }
 
-// Every lab's declared weaker kernels (grader/labs/<name>/tests/lab_tests.toml).
+// Every lab's declared weaker kernels (labs/NN-<name>/grader/tests/lab_tests.toml).
 void check_thresholds_separate(const std::string& backend) {
   for (const auto& lab : all_lab_tests()) {
     if (!lab_selected(lab.name())) continue;

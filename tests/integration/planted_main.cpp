@@ -1,5 +1,5 @@
 // gpulab_precision_tests: planted kernels graded like submissions (the shapes whitelist here, each lab's
-// grader/labs/<name>/tests/precision/*_test.cpp: roundings the contract allows). OpenCL by default; `--backend=cuda` runs the CUDA
+// labs/NN-<name>/grader/tests/precision/*_test.cpp: roundings the contract allows). OpenCL by default; `--backend=cuda` runs the CUDA
 // twins and exits 77 (skipped) without a CUDA device.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>

@@ -71,8 +71,13 @@ TEST_CASE(
   // source; this release, without nvcc, turns the students' CUDA backend off instead.
   for (const auto& entry : fs::recursive_directory_iterator(out / "grader"))
     CHECK_MESSAGE(entry.path().extension() != ".cu", entry.path());
-  CHECK_FALSE(fs::exists(out / "grader/labs/streams/tests/planted"));
-  CHECK(read_file(out / "grader/labs/prebuilt_cuda.cmake").find("GPULAB_RELEASE_WITHOUT_CUDA_KERNELS ON") !=
+  for (const auto& lab : fs::directory_iterator(out / "labs"))
+    if (fs::is_directory(lab.path() / "grader"))
+      for (const auto& entry : fs::recursive_directory_iterator(lab.path() / "grader"))
+        CHECK_MESSAGE(entry.path().extension() != ".cu", entry.path());
+  CHECK(fs::exists(out / "labs/01-matmul/grader/bindings_cuda.cpp"));  // the lab's harness ships with it
+  CHECK_FALSE(fs::exists(out / "labs/10-streams/grader/tests/planted"));
+  CHECK(read_file(out / "grader/prebuilt_cuda.cmake").find("GPULAB_RELEASE_WITHOUT_CUDA_KERNELS ON") !=
         std::string::npos);
   for (const auto& page : fs::recursive_directory_iterator(out / "docs"))
     if (page.path().extension() == ".md")
@@ -200,7 +205,7 @@ TEST_CASE(
 
   // Objects of another CUDA major version do not link: the students' build says so and runs on OpenCL.
   if (cuda == "ON") {
-    const fs::path prebuilt = repo / "grader/labs/prebuilt_cuda.cmake";
+    const fs::path prebuilt = repo / "grader/prebuilt_cuda.cmake";
     write_file(prebuilt, "set(GPULAB_PREBUILT_CUDA_VERSION \"1.0\")\nset(GPULAB_PREBUILT_CUDA_ARCHS \"sm_75\")\n");
     output.clear();
     CHECK(run_command(configure, output) == 0);

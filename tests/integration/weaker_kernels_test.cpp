@@ -1,4 +1,4 @@
-// The weaker kernels each lab declares for the GPU test (grader/labs/<name>/tests/lab_tests.toml)
+// The weaker kernels each lab declares for the GPU test (labs/NN-<name>/grader/tests/lab_tests.toml)
 // compile where the GPU test plants them and compute every case right on OpenCL (PoCL in CI): so on a
 // GPU they fail their thresholds by being slow, not wrong, and a broken plant shows up here, on any
 // machine, rather than only on the GPU one.

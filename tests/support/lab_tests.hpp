@@ -1,5 +1,5 @@
 // What the generic tests know about each lab, read from the lab's own folder rather than a central
-// table: grader/labs/<name>/tests/lab_tests.toml (docs/instructors.md, "Adding a lab", says what it
+// table: labs/NN-<name>/grader/tests/lab_tests.toml (docs/instructors.md, "Adding a lab", says what it
 // declares). A lab's launch functions are found in its student files by the function names lab.toml
 // gives its tasks.
 #pragma once
@@ -24,7 +24,7 @@ struct WeakerCall {
 
 struct LabTests {
   gpulab::Manifest manifest;  // labs/<id>/lab.toml
-  fs::path declarations;      // grader/labs/<name>/tests/lab_tests.toml
+  fs::path declarations;      // labs/NN-<name>/grader/tests/lab_tests.toml
   std::vector<WeakerCall> weaker_calls;
   // Tasks whose weaker versions are whole files, solutions/<id>/weaker/*, copied over the solution's
   // (kernels without shared memory): each must fail its threshold with margin on a GPU.
@@ -45,7 +45,7 @@ inline std::vector<std::string> toml_strings(const toml::node_view<const toml::n
 }
 
 inline LabTests load_lab_tests(const gpulab::Manifest& manifest) {
-  LabTests lab{manifest, repo_path("grader/labs") / manifest.name / "tests/lab_tests.toml", {}, {}, {}, {}};
+  LabTests lab{manifest, repo_path("labs") / manifest.id / "grader/tests/lab_tests.toml", {}, {}, {}, {}};
   if (!fs::exists(lab.declarations)) throw std::runtime_error(lab.declarations.string() + " is missing");
   const toml::table table = toml::parse_file(lab.declarations.string());
   if (const auto* weaker = table["weaker"].as_array())

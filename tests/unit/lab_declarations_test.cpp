@@ -1,4 +1,4 @@
-// The declarations each lab makes for the generic tests (grader/labs/<name>/tests/lab_tests.toml) name
+// The declarations each lab makes for the generic tests (labs/NN-<name>/grader/tests/lab_tests.toml) name
 // tasks, functions and files that exist, so a broken one fails here, on any machine, rather than in the
 // GPU test only the GPU machine runs.
 #include <doctest/doctest.h>

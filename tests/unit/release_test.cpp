@@ -275,14 +275,14 @@ namespace {
 struct CourseWithKernels : CourseFolder {
   CourseWithKernels() {
     write_file(root / "common/include/gpulab/student/cuda.hpp", "#pragma once\n");
-    write_file(root / "grader/labs/first/baselines_cuda.cu",
+    write_file(root / "labs/01-first/grader/baselines_cuda.cu",
                "#include \"gpulab/student/cuda.hpp\"\n#include \"baselines_cuda.hpp\"\n"
                "__global__ void harness_naive(float* x) { x[threadIdx.x] *= 2.0f; }\n"
                "void launch_naive(float* x) { harness_naive<<<1, 32>>>(x); }\n");
-    write_file(root / "grader/labs/first/baselines_cuda.hpp", "#pragma once\nvoid launch_naive(float* x);\n");
-    write_file(root / "grader/labs/first/bindings_opencl.cpp", "// bindings\n");
-    write_file(root / "grader/labs/first/tests/planted/racing/kernel.cu", "// a planted fault\n");
-    write_file(root / "grader/labs/first/tests/first_test.cpp", "// a test\n");
+    write_file(root / "labs/01-first/grader/baselines_cuda.hpp", "#pragma once\nvoid launch_naive(float* x);\n");
+    write_file(root / "labs/01-first/grader/bindings_opencl.cpp", "// bindings\n");
+    write_file(root / "labs/01-first/grader/tests/planted/racing/kernel.cu", "// a planted fault\n");
+    write_file(root / "labs/01-first/grader/tests/first_test.cpp", "// a test\n");
     write_file(root / "README.md",
                "Grading: the [instructor guide](docs/instructors.md#grading); [docs](docs/index.md).\n");
   }
@@ -302,12 +302,12 @@ TEST_CASE(
     "CUDA backend off, and unlinks the README from the instructor guide") {
   CourseWithKernels course;
   const auto summary = gpulab::cli::write_student_release(course.root, course.out, gpulab::cli::CudaKernels{});
-  CHECK_FALSE(fs::exists(course.out / "grader/labs/first/baselines_cuda.cu"));
-  CHECK_FALSE(fs::exists(course.out / "grader/labs/first/baselines_cuda.o"));
-  CHECK(fs::exists(course.out / "grader/labs/first/baselines_cuda.hpp"));  // declarations only
-  CHECK_FALSE(fs::exists(course.out / "grader/labs/first/tests/planted"));
-  CHECK(fs::exists(course.out / "grader/labs/first/tests/first_test.cpp"));
-  CHECK(read_file(course.out / "grader/labs/prebuilt_cuda.cmake").find("set(GPULAB_RELEASE_WITHOUT_CUDA_KERNELS ON)") !=
+  CHECK_FALSE(fs::exists(course.out / "labs/01-first/grader/baselines_cuda.cu"));
+  CHECK_FALSE(fs::exists(course.out / "labs/01-first/grader/baselines_cuda.o"));
+  CHECK(fs::exists(course.out / "labs/01-first/grader/baselines_cuda.hpp"));  // declarations only
+  CHECK_FALSE(fs::exists(course.out / "labs/01-first/grader/tests/planted"));
+  CHECK(fs::exists(course.out / "labs/01-first/grader/tests/first_test.cpp"));
+  CHECK(read_file(course.out / "grader/prebuilt_cuda.cmake").find("set(GPULAB_RELEASE_WITHOUT_CUDA_KERNELS ON)") !=
         std::string::npos);
   CHECK(summary.cuda_sources_left_out == 1);
   CHECK(gpulab::cli::describe(summary).find("runs on OpenCL only") != std::string::npos);
@@ -325,14 +325,14 @@ TEST_CASE(
   CourseWithKernels course;
   gpulab::cli::CudaKernels cuda{nvcc, "", {"sm_75"}};
   const auto summary = gpulab::cli::write_student_release(course.root, course.out, cuda);
-  CHECK_FALSE(fs::exists(course.out / "grader/labs/first/baselines_cuda.cu"));
-  REQUIRE(fs::exists(course.out / "grader/labs/first/baselines_cuda.o"));
+  CHECK_FALSE(fs::exists(course.out / "labs/01-first/grader/baselines_cuda.cu"));
+  REQUIRE(fs::exists(course.out / "labs/01-first/grader/baselines_cuda.o"));
   // The object holds the kernel's machine code, not its source text.
-  const std::string object = read_file(course.out / "grader/labs/first/baselines_cuda.o");
+  const std::string object = read_file(course.out / "labs/01-first/grader/baselines_cuda.o");
   CHECK(object.find("harness_naive") != std::string::npos);
   CHECK(object.find("x[threadIdx.x] *= 2.0f") == std::string::npos);
-  CHECK(summary.cuda_objects == std::vector<std::string>{"grader/labs/first/baselines_cuda.o"});
-  const std::string config = read_file(course.out / "grader/labs/prebuilt_cuda.cmake");
+  CHECK(summary.cuda_objects == std::vector<std::string>{"labs/01-first/grader/baselines_cuda.o"});
+  const std::string config = read_file(course.out / "grader/prebuilt_cuda.cmake");
   CHECK(config.find("set(GPULAB_PREBUILT_CUDA_VERSION \"" + summary.nvcc_version + "\")") != std::string::npos);
   CHECK(config.find("set(GPULAB_PREBUILT_CUDA_ARCHS \"sm_75\")") != std::string::npos);
   CHECK(gpulab::cli::describe(summary).find("ship as objects, not source") != std::string::npos);
@@ -350,9 +350,9 @@ TEST_CASE(
                          std::runtime_error);
   }
   SUBCASE("a kernel with an error") {
-    write_file(course.root / "grader/labs/first/baselines_cuda.cu", "__global__ void broken( {}\n");
+    write_file(course.root / "labs/01-first/grader/baselines_cuda.cu", "__global__ void broken( {}\n");
     CHECK_THROWS_WITH_AS(gpulab::cli::write_student_release(course.root, course.out, {nvcc, "", {"sm_75"}}),
-                         doctest::Contains("nvcc could not compile the harness's grader/labs/first/baselines_cuda.cu"),
+                         doctest::Contains("nvcc could not compile the harness's labs/01-first/grader/baselines_cuda.cu"),
                          std::runtime_error);
   }
   CHECK(fs::is_empty(course.out));

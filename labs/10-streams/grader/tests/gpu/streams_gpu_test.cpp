@@ -55,7 +55,7 @@ TEST_CASE("on an NVIDIA GPU, work left on a stream or queue of one's own is wait
 
 TEST_CASE("on NVIDIA's OpenCL, clCreateSubBuffer works on the buffers student code holds and stays guarded") {
   if (!lab_selected("streams")) return;
-  const auto run = run_planted_on_gpu("opencl", "sub-buffers", "grader/labs/streams/tests/planted/sub-buffers");
+  const auto run = run_planted_on_gpu("opencl", "sub-buffers", "labs/10-streams/grader/tests/planted/sub-buffers");
   INFO(run.output);
   CHECK(run.status("streams", "pinned") == "buffer_violation");
   CHECK(run.status("streams", "overlap") == "buffer_violation");

@@ -50,7 +50,7 @@ TEST_CASE("work a streams submission leaves on a command queue of its own is wai
 }
 
 TEST_CASE("clCreateSubBuffer works on the buffers student code holds, and a write past a sub-buffer's end is found") {
-  const auto run = run_planted("sub-buffers", "grader/labs/streams/tests/planted/sub-buffers");
+  const auto run = run_planted("sub-buffers", "labs/10-streams/grader/tests/planted/sub-buffers");
   INFO(run.output);
   // serial: sub-buffers of d_in, d_out and a buffer of its own (and a sub-buffer of a sub-buffer
   // still refused, as OpenCL refuses it).
