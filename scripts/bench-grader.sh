@@ -5,7 +5,9 @@
 #     time), then `gpulab check` builds and runs the lab;
 #   - per lab, a re-check with nothing changed;
 #   - `gpulab grade` throughput: BENCH_SUBMISSIONS copies of solutions/ as one batch, in submissions
-#     per hour (each submission has the labs measured above);
+#     per hour (each submission has the labs measured above), and where a submission's time went
+#     (compile, waiting for the GPU, run, timing cases, sanitizer; per lab too) with the most
+#     submissions an hour the GPU-held part allows;
 #   - with BENCH_CLEAN_BUILD=1, the harness build from scratch (what the first `make check` builds)
 #     in a folder of its own.
 # The checks run on a copy of solutions/, BUILD/bench-grader/bench-solutions (the repository is not
@@ -151,6 +153,42 @@ fi
 per_hour=$(awk -v n="$graded" -v s="$grade_s" 'BEGIN { printf "%.1f", n * 3600 / s }')
 say "grade: $graded of $submissions graded in $(seconds "$grade_s"): $per_hour submissions per hour"
 
+# Where a submission's time went (batch.json's phases over the graded students, and each lab's from
+# the students' result.json), and what that allows per GPU: a batch holds the GPU for the runs and
+# the sanitizer gate only, so with compilation overlapped, 3600 s / (run + sanitize) is the most
+# submissions an hour one GPU can grade.
+budget_json=$(python3 - "$out" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+batch = json.loads((out / "batch.json").read_text())
+n = max(1, batch.get("phases_students", 0))
+mean = {k: round(v / n, 3) for k, v in batch.get("phases_total", {}).items()}
+labs = {}
+for record in sorted(out.glob("students/*/result.json")):
+    for lab in json.loads(record.read_text()).get("labs", []):
+        into = labs.setdefault(lab["id"], {"students": 0})
+        into["students"] += 1
+        for k, v in lab.get("phases", {}).items():
+            into[k] = into.get(k, 0) + v
+for lab in labs.values():
+    count = lab.pop("students")
+    for k in lab:
+        lab[k] = round(lab[k] / count, 3)
+locked = mean.get("run_s", 0) + mean.get("sanitize_s", 0)
+print(json.dumps({"per_submission": mean, "per_lab": labs, "gpu_locked_s": round(locked, 3),
+                  "gpu_bound_per_hour": round(3600 / locked, 1) if locked > 0 else None}))
+PY
+) || budget_json=null
+budget_line=$(python3 -c '
+import json, sys
+b = json.loads(sys.argv[1])
+if b:
+    p = b["per_submission"]
+    print("compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s (timing cases {:.1f} s), sanitizer {:.1f} s; "
+          "the device held {:.1f} s a submission: at most {} submissions an hour per device".format(
+              p.get("compile_s", 0), p.get("wait_for_gpu_s", 0), p.get("run_s", 0), p.get("timing_s", 0),
+              p.get("sanitize_s", 0), b["gpu_locked_s"], b["gpu_bound_per_hour"]))' "$budget_json" 2>/dev/null)
+
 # The harness from scratch, in a folder of its own (configure and build, as a student's first make
 # check: without the instructor's command, which make bench-grader itself asks for).
 clean_s=null
@@ -175,6 +213,7 @@ printf '%s\n' "${lab_rows[@]}"
 printf '  grade: %d submissions × %d labs in %s = %s submissions per hour (--jobs %s)%s\n' "$graded" "${#labs[@]}" \
   "$(seconds "$grade_s")" "$per_hour" "$jobs" "$([ "$grade_status" -eq 0 ] || echo "; exit status $grade_status")"
 echo "         isolation: $isolation"
+[ -n "$budget_line" ] && echo "         per submission: $budget_line"
 if [ "$clean_s" = null ]; then
   echo "  harness build from scratch: not measured (BENCH_CLEAN_BUILD=1 measures it)"
 else
@@ -193,6 +232,7 @@ esc() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
   for ((i = 0; i < ${#lab_json[@]}; i++)); do echo "    ${lab_json[$i]}$([ $i -lt $((${#lab_json[@]} - 1)) ] && echo ,)"; done
   echo "  ],"
   echo "  \"grade\": {\"submissions\": $submissions, \"graded\": $graded, \"labs\": ${#labs[@]}, \"jobs\": ${jobs:-null}, \"wall_s\": $grade_s, \"per_hour\": $per_hour, \"exit_status\": $grade_status, \"isolation\": $(esc "$isolation")},"
+  echo "  \"budget\": $budget_json,"
   echo "  \"clean_build_s\": $clean_s"
   echo "}"
 } >"$build/bench-grader.json"
