@@ -351,9 +351,10 @@ TEST_CASE(
   }
   SUBCASE("a kernel with an error") {
     write_file(course.root / "labs/01-first/grader/baselines_cuda.cu", "__global__ void broken( {}\n");
-    CHECK_THROWS_WITH_AS(gpulab::cli::write_student_release(course.root, course.out, {nvcc, "", {"sm_75"}}),
-                         doctest::Contains("nvcc could not compile the harness's labs/01-first/grader/baselines_cuda.cu"),
-                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(
+        gpulab::cli::write_student_release(course.root, course.out, {nvcc, "", {"sm_75"}}),
+        doctest::Contains("nvcc could not compile the harness's labs/01-first/grader/baselines_cuda.cu"),
+        std::runtime_error);
   }
   CHECK(fs::is_empty(course.out));
 }
