@@ -57,7 +57,7 @@ void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n
 
 // --8<-- [start:overlap]
 constexpr int kStreams = 4;
-constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 32 chunks in the timing case's 512 MiB; a copy takes ~0.3 ms at 50 GB/s
+constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 32 chunks in 512 MiB; a copy takes ~0.3 ms at 50 GB/s
 
 void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
                    cudaTextureObject_t key) {

@@ -65,7 +65,7 @@ void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl
 
 // --8<-- [start:overlap]
 constexpr int kQueues = 4;
-constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 32 chunks in the timing case's 512 MiB; a copy takes ~0.3 ms at 50 GB/s
+constexpr int kChunk = 1 << 22;  // floats: 16 MiB, 32 chunks in 512 MiB; a copy takes ~0.3 ms at 50 GB/s
 
 void stream_chunks(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
                    float b) {
