@@ -82,6 +82,7 @@ void to_json(nlohmann::json& j, const CaseResult& c) {
   put_optional(j, "baseline_rate", c.baseline_rate);
   if (c.borderline) j["borderline"] = true;
   if (c.timed_s > 0) j["timed_s"] = c.timed_s;
+  if (c.seconds > 0) j["seconds"] = c.seconds;
   put_optional(j, "telemetry", c.telemetry);
 }
 void from_json(const nlohmann::json& j, CaseResult& c) {
@@ -97,6 +98,7 @@ void from_json(const nlohmann::json& j, CaseResult& c) {
   get_optional(j, "baseline_rate", c.baseline_rate);
   c.borderline = j.value("borderline", false);
   c.timed_s = j.value("timed_s", 0.0);
+  c.seconds = j.value("seconds", 0.0);
   get_optional(j, "telemetry", c.telemetry);
 }
 

@@ -140,7 +140,9 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   for (const Case* c : cases) {
     progress.emit({{"event", "case_begin"}, {"task", task.name}, {"case", c->name}});
     try {
+      const auto began = std::chrono::steady_clock::now();
       CaseResult cr = driver.run(task_ctx, task, *c);
+      cr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       cr.hidden = c->hidden;
       progress.emit({{"event", "case_end"}, {"task", task.name}, {"result", cr}});
       r.cases_passed += cr.passed;

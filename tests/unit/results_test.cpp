@@ -24,6 +24,7 @@ TEST_CASE("task results survive the trip through JSON") {
   c.passed = true;
   c.timing = TimingSummary{0.5, 0.4, 0.9, 15};
   c.work = 5e8;
+  c.seconds = 1.25;
   t.cases.push_back(c);
 
   const nlohmann::json j = t;
@@ -36,6 +37,7 @@ TEST_CASE("task results survive the trip through JSON") {
   CHECK(back.metric == "copy_fraction");
   CHECK(back.threshold == 0.6);
   CHECK(back.cases.at(0).timing->samples == 15);
+  CHECK(back.cases.at(0).seconds == 1.25);
   CHECK_FALSE(nlohmann::json(TaskResult{}).contains("ratio"));
 }
 

@@ -54,6 +54,9 @@ struct CaseResult {
   // Host seconds in the warm-up and timed launches (with their sampled checks and the interleaved
   // baseline): the rest of a timing case's time is its inputs, reference and first, fully checked launch.
   double timed_s = 0;
+  // Host seconds of the whole case: drawing its inputs, its reference, every launch and check. For
+  // instructors (`make bench-grader`, the JSON report): which cases a lab's run spends its time on.
+  double seconds = 0;
   // The GPU's clocks, temperature, power and throttle reasons over the timed launches (NVML), and
   // whether throttling made the runner time them again; empty without NVML or without timing.
   std::optional<TimingTelemetry> telemetry;

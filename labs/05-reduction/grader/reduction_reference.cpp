@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -21,18 +22,30 @@ constexpr std::uint32_t kExponentOfOne = 0x3F800000u;  // the bits of 1.0f: [1, 
 
 std::uint32_t bits_of(float x) { return std::bit_cast<std::uint32_t>(x); }
 
-// The counts of one part of the input.
+// The counts of one part of the input, through histograms of the mantissa's low byte, middle byte
+// and top 7 bits per sign: three increments an element instead of 23 bit tests (a GPU's large case
+// counts 2^28 elements), then each bucket's count added to the bits its value has set.
 BinadeCounts count_part(std::span<const float> values) {
-  BinadeCounts c;
-  const std::array<SignCounts*, 2> sides{&c.positive, &c.negative};
+  std::array<std::array<std::array<std::int64_t, 256>, 3>, 2> histograms{};  // [sign][piece][value]
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::uint32_t bits = bits_of(values[i]);
     if ((bits & ~kMantissa & ~kSign) != kExponentOfOne)
       throw std::invalid_argument(fmt::format("element {} ({}) has a magnitude outside [1, 2)", i, values[i]));
-    SignCounts& side = *sides[bits >> 31];  // an index, not a branch: balanced inputs have random signs
-    side.n += 1;
-    for (int b = 0; b < 23; ++b) side.ones[b] += (bits >> b) & 1u;
+    auto& side = histograms[bits >> 31];  // an index, not a branch: balanced inputs have random signs
+    side[0][bits & 0xFFu] += 1;
+    side[1][(bits >> 8) & 0xFFu] += 1;
+    side[2][(bits >> 16) & 0x7Fu] += 1;
   }
+  BinadeCounts c;
+  const std::array<SignCounts*, 2> sides{&c.positive, &c.negative};
+  for (std::size_t sign = 0; sign < 2; ++sign)
+    for (std::size_t piece = 0; piece < 3; ++piece)
+      for (std::uint32_t value = 0; value < 256; ++value) {
+        const std::int64_t count = histograms[sign][piece][value];
+        if (piece == 0) sides[sign]->n += count;
+        for (std::uint32_t b = 0; b < 8 && piece * 8 + b < 23; ++b)
+          if ((value >> b) & 1u) sides[sign]->ones[piece * 8 + b] += count;
+      }
   return c;
 }
 
