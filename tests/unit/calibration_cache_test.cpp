@@ -84,6 +84,9 @@ struct FakeRunner {
     const fs::path script = dir / "runner.sh";
     std::ofstream(script) << "#!/bin/sh\n"
                              "while [ $# -gt 0 ]; do [ \"$1\" = --progress ] && p=\"$2\"; shift; done\n"
+                             "printf '%s' \"$GLIBC_TUNABLES\" > '"
+                          << (dir / "tunables.txt").string()
+                          << "'\n"
                              "read -r line; printf '%s\\n' \"$line\" > '"
                           << (dir / "stdin.json").string()
                           << "'\n"
@@ -126,6 +129,7 @@ struct FakeRunner {
     return req;
   }
   json stdin_seen() const { return json::parse(cli::read_text(dir / "stdin.json")); }
+  std::string tunables_seen() const { return cli::read_text(dir / "tunables.txt"); }
 };
 
 }  // namespace
@@ -265,4 +269,12 @@ TEST_CASE("the report says when the calibration was measured, and whether it cam
   run.labs[0].calibration = measured(unix_seconds_now());
   CHECK(cli::render_report(run, false).find("measured now]") != std::string::npos);
   CHECK(cli::to_json(run)["labs"][0]["calibration"].contains("measured_at"));
+}
+
+TEST_CASE("the runner starts with glibc's malloc backing large blocks with huge pages, for the GiBs of a GPU's large cases") {
+  const Manifest m = a_lab();
+  FakeRunner runner("tunables");
+  runner.write_events(m, calibration_to_json(measured(1000.0)));
+  cli::supervise(runner.request(m));
+  CHECK(runner.tunables_seen().find("glibc.malloc.hugetlb=1") != std::string::npos);
 }
