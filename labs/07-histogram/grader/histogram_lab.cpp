@@ -8,6 +8,7 @@
 #include <numeric>
 #include <span>
 #include <stdexcept>
+#include <string_view>
 
 #include "histogram_reference.hpp"
 #include "lab_driver.hpp"
@@ -28,25 +29,43 @@ std::vector<std::uint8_t> uniform_bytes(std::size_t n, Rng& rng) {
 }
 
 // English-like text: common words, spaces, sentence ends and line breaks. A few bins (space, e, t)
-// take most bytes, as in real text: contention on those bins, none on most others.
-std::vector<std::uint8_t> text_bytes(std::size_t n, Rng& rng) {
-  static constexpr std::array<const char*, 32> kWords{"the",   "of",  "and",  "to",  "a",    "in",  "is",     "that",
-                                                      "for",   "it",  "as",   "was", "with", "be",  "by",     "on",
-                                                      "not",   "he",  "this", "are", "or",   "his", "from",   "at",
-                                                      "which", "but", "have", "an",  "they", "you", "memory", "thread"};
-  std::vector<std::uint8_t> bytes;
-  bytes.reserve(n + 16);
+// take most bytes, as in real text: contention on those bins, none on most others. Written in
+// pieces of kTextPiece bytes on every core (a GPU's large case is 256 MiB of text, 3 s on one
+// core), each piece from its own part of the stream, so the text depends on the seed alone.
+constexpr std::size_t kTextPiece = std::size_t{1} << 20;
+
+void write_text(std::span<std::uint8_t> piece, Rng rng) {
+  static constexpr std::array<std::string_view, 32> kWords{
+      "the", "of",  "and", "to", "a",    "in",  "is",  "that", "for",   "it",  "as",   "was", "with", "be",  "by",     "on",
+      "not", "he",  "this", "are", "or", "his", "from", "at",  "which", "but", "have", "an",  "they", "you", "memory", "thread"};
+  std::size_t at = 0;
   bool sentence_start = true;
-  while (bytes.size() < n) {
-    std::string word = kWords[static_cast<std::size_t>(rng.integer(0, kWords.size() - 1))];
-    if (sentence_start) word[0] = static_cast<char>(word[0] - 'a' + 'A');
-    bytes.insert(bytes.end(), word.begin(), word.end());
+  auto put = [&](char ch) {
+    if (at < piece.size()) piece[at++] = static_cast<std::uint8_t>(ch);
+  };
+  while (at < piece.size()) {
+    const std::string_view word = kWords[static_cast<std::size_t>(rng.integer(0, kWords.size() - 1))];
+    put(sentence_start ? static_cast<char>(word[0] - 'a' + 'A') : word[0]);
+    for (const char ch : word.substr(1)) put(ch);
     const auto end = rng.integer(0, 15);
     sentence_start = end == 0;  // a capital after a full stop only
-    bytes.push_back(end == 0 ? '.' : end == 1 ? ',' : ' ');
-    if (end == 0) bytes.push_back(rng.integer(0, 3) == 0 ? '\n' : ' ');
+    put(end == 0 ? '.' : end == 1 ? ',' : ' ');
+    if (end == 0) put(rng.integer(0, 3) == 0 ? '\n' : ' ');
   }
-  bytes.resize(n);
+}
+
+std::vector<std::uint8_t> text_bytes(std::size_t n, Rng& rng) {
+  std::vector<std::uint8_t> bytes(n);
+  const std::size_t pieces = (n + kTextPiece - 1) / kTextPiece;
+  // A piece takes at most one draw per byte it writes (a word of one letter and its space: two
+  // draws) and three more for the word cut at its end, so pieces 2 kTextPiece draws apart never
+  // share one.
+  const Rng start = rng;
+  parallel_for(pieces, [&](std::size_t p) {
+    const std::size_t from = p * kTextPiece;
+    write_text(std::span(bytes).subspan(from, std::min(kTextPiece, n - from)), start.skipped(2 * from));
+  });
+  rng = start.skipped(2 * pieces * kTextPiece);
   return bytes;
 }
 
