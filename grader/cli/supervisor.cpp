@@ -200,8 +200,8 @@ bool run_process(Pass& pass, const Limits& limits, const fs::path& output, const
   const fs::path progress_file =
       req.work_dir / fmt::format("progress-{}{}.jsonl", pass.hidden ? "hidden-" : "", pass.run.processes);
   fs::remove(progress_file);
-  const ChildExit exit =
-      run_isolated(runner_argv(pass, progress_file), output, limits, runner_sandbox(req.sandbox), progress_file, secrets);
+  const ChildExit exit = run_isolated(runner_argv(pass, progress_file), output, limits, runner_sandbox(req.sandbox),
+                                      progress_file, secrets);
   pass.run.phases.run_s += exit.wall_s;
   const RunnerProgress progress = parse_runner_progress(read_text(progress_file));
   const std::size_t finished_before = pass.finished.size();

@@ -271,7 +271,8 @@ TEST_CASE("the report says when the calibration was measured, and whether it cam
   CHECK(cli::to_json(run)["labs"][0]["calibration"].contains("measured_at"));
 }
 
-TEST_CASE("the runner starts with glibc's malloc backing large blocks with huge pages, for the GiBs of a GPU's large cases") {
+TEST_CASE(
+    "the runner starts with glibc's malloc backing large blocks with huge pages, for the GiBs of a GPU's large cases") {
   const Manifest m = a_lab();
   FakeRunner runner("tunables");
   runner.write_events(m, calibration_to_json(measured(1000.0)));
