@@ -39,23 +39,56 @@ Operation draw_operation(Rng& rng) {
   return {a, b, key};
 }
 
+// Page-locked blocks kept from one case to the next: pinning 512 MiB takes a good part of a second
+// (the kernel maps and locks every page), and each input set of a case needs two such blocks. A
+// block goes to the next case that fits in it; a case that fits in none gives the smaller free blocks
+// back before pinning its own, so the pool holds no more than the largest case's sets need.
+class PinnedPool {
+ public:
+  struct Block {
+    std::size_t capacity = 0;
+    std::unique_ptr<labs::PinnedMemory> memory;
+  };
+  Block take(Device& device, std::size_t bytes) {
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->capacity >= bytes && (best == free_.end() || it->capacity < best->capacity)) best = it;
+    if (best != free_.end()) {
+      Block block = std::move(*best);
+      free_.erase(best);
+      return block;
+    }
+    std::erase_if(free_, [bytes](const Block& b) { return b.capacity < bytes; });
+    return {bytes, labs::allocate_pinned(device, bytes)};
+  }
+  void give_back(Block block) { free_.push_back(std::move(block)); }
+
+ private:
+  std::vector<Block> free_;
+};
+
 // Host memory the student's function receives, as a Buffer, so the runner checks it as it checks
 // device buffers: guard zones of kGuardByte on both sides (a copy of n + 1 floats lands there), an
 // input compared with its original, outputs compared by sampling. Pageable (new[]), or page-locked
-// by the backend.
+// by the backend, from `pinned` where given.
 class HostBuffer final : public Buffer {
  public:
-  HostBuffer(Device& device, std::size_t bytes, bool pinned) : bytes_(bytes) {
+  HostBuffer(Device& device, std::size_t bytes, PinnedPool* pinned) : bytes_(bytes), pool_(pinned) {
     const std::size_t total = bytes + 2 * kGuardBytes;
-    if (pinned) {
-      pinned_ = labs::allocate_pinned(device, total);
-      base_ = static_cast<std::uint8_t*>(pinned_->data());
+    if (pool_) {
+      pinned_ = pool_->take(device, total);
+      base_ = static_cast<std::uint8_t*>(pinned_.memory->data());
     } else {
       pageable_.reset(new std::uint8_t[total]);  // not zeroed: the harness writes every byte before use
       base_ = pageable_.get();
     }
     reset_guards();
   }
+  ~HostBuffer() override {
+    if (pool_) pool_->give_back(std::move(pinned_));
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
   float* floats() { return reinterpret_cast<float*>(region()); }
   std::size_t size() const override { return bytes_; }
   void upload(const void* host, std::size_t bytes) override { upload_range(host, 0, bytes); }
@@ -83,7 +116,8 @@ class HostBuffer final : public Buffer {
  private:
   std::uint8_t* region() const { return base_ + kGuardBytes; }
   std::size_t bytes_;
-  std::unique_ptr<labs::PinnedMemory> pinned_;
+  PinnedPool* pool_ = nullptr;
+  PinnedPool::Block pinned_;
   std::unique_ptr<std::uint8_t[]> pageable_;
   std::uint8_t* base_ = nullptr;
 };
@@ -216,8 +250,9 @@ class StreamsDriver final : public LabDriver {
     const int n = static_cast<int>(input.size());
     const std::size_t bytes = input.size() * sizeof(float);
     // The serial task gets pageable memory (malloc's, what most programs have); the others page-
-    // locked memory, allocated here once per case as a real program would (pinning costs time).
-    const bool pinned = task.name != "serial";
+    // locked memory, pinned outside the timing as a real program would (pinning costs time) and
+    // kept for the next case (PinnedPool).
+    PinnedPool* pinned = task.name != "serial" ? &pinned_pool_ : nullptr;
     Rng patch_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "patches " + task.name, c.name));
     const bool patched = input.size() >= kPatchedFrom;
     std::vector<Set> sets(input_sets(c));
@@ -341,6 +376,7 @@ class StreamsDriver final : public LabDriver {
   }
 
   TimingCaseData<CaseData> timing_data_;
+  PinnedPool pinned_pool_;
   std::size_t ideal_bytes_ = 0;
   std::unique_ptr<labs::PinnedMemory> probe_host_from_, probe_host_to_;
   std::unique_ptr<Buffer> probe_to_device_, probe_from_device_;
