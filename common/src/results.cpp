@@ -135,6 +135,7 @@ void to_json(nlohmann::json& j, const TaskResult& t) {
   if (!t.finding.empty()) j["finding"] = t.finding;
   if (t.borderline) j["borderline"] = true;
   if (t.failed_in_hidden_case) j["hidden_case"] = true;
+  if (t.cases_complete) j["cases_complete"] = true;
   put_optional(j, "telemetry", t.telemetry);
   // The words a reader sees, so that renderers of the JSON (scripts/grade/summary.py) only render.
   j["status_label"] = describe(t.status);
@@ -167,6 +168,7 @@ void from_json(const nlohmann::json& j, TaskResult& t) {
   t.finding = j.value("finding", "");
   t.borderline = j.value("borderline", false);
   t.failed_in_hidden_case = j.value("hidden_case", false);
+  t.cases_complete = j.value("cases_complete", false);
   get_optional(j, "telemetry", t.telemetry);
 }
 

@@ -4,6 +4,8 @@
 #include "files.hpp"
 #include "runner_progress.hpp"
 
+#include "gpulab/verdict.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -121,21 +123,23 @@ std::vector<std::string> runner_argv(const Pass& pass, const fs::path& progress)
   return argv;
 }
 
-// A task's bonus tier as the manifest sets it for the backend and the device class the runner ran
-// on, never as the runner's result says.
-void set_tier_from_manifest(TaskResult& r, const Task& task, const std::string& backend, const nlohmann::json& device) {
-  r.tier_threshold.reset();
-  r.tier_points = 0;
-  if (!task.tier || !r.threshold || !device.is_object()) return;
-  const std::string cls = device.value("class", "");
-  if (cls != "gpu" && cls != "cpu") return;
-  r.tier_threshold = task.tier->bounds.bound(backend, cls == "gpu" ? DeviceClass::gpu : DeviceClass::cpu);
-  if (r.tier_threshold) r.tier_points = task.tier->points;
+// The class of the device the runner said it opened; empty when it said none it knows.
+std::optional<DeviceClass> device_class_of(const nlohmann::json& device) {
+  const std::string cls = device.is_object() ? device.value("class", "") : "";
+  if (cls == "gpu") return DeviceClass::gpu;
+  if (cls == "cpu") return DeviceClass::cpu;
+  return std::nullopt;
 }
 
-// A process's events into the pass: device, calibration, phases, and the results of pending tasks.
-// Points and the maximum come from the manifest, once per pending task: the progress file is written
-// by the process that runs student code.
+Task without_bounds(Task task) {
+  task.threshold.reset();
+  task.tier.reset();
+  return task;
+}
+
+// A process's events into the pass: device, calibration, phases, and the results of pending tasks,
+// judged here, once per pending task (gpulab/verdict.hpp): the progress file is written by the
+// process that runs student code, so it brings measurements, and the manifest the bounds and points.
 void take_progress(Pass& pass, const RunnerProgress& progress) {
   LabRun& run = pass.run;
   if (!progress.device.is_null()) run.device = progress.device;
@@ -144,16 +148,16 @@ void take_progress(Pass& pass, const RunnerProgress& progress) {
     if (progress.calibration) run.calibration = *progress.calibration;
     if (!progress.calibration_doubt.empty()) run.calibration_doubt = progress.calibration_doubt;
   }
+  // Passes without the timing case (hidden, sanitizer, correctness only, profiler) grade correctness.
+  const RunRequest& req = pass.req;
+  const bool bounded = !pass.hidden && !req.sanitize_cases && !req.correctness_only && !req.profile_cases;
   for (TaskResult r : progress.task_results) {
     const Task* task = pass.req.manifest->find_task(r.task);
     if (!task || pass.finished.count(r.task) ||
         std::find(pass.pending.begin(), pass.pending.end(), r.task) == pass.pending.end())
       continue;
-    r.function = task->function;
-    r.max_points = task->points;
-    r.bonus = task->bonus;
-    set_tier_from_manifest(r, *task, pass.req.backend, run.device);
-    r.points = points_earned(r, task->points);
+    judge_task(r, bounded ? *task : without_bounds(*task), pass.req.backend, device_class_of(run.device),
+               pass.req.calibration ? *pass.req.calibration : run.calibration);
     pass.finished[r.task] = r;
   }
   std::erase_if(pass.pending, [&](const std::string& t) { return pass.finished.count(t) > 0; });

@@ -63,37 +63,6 @@ void record_timing(TaskResult& r, const CaseResult& cr, const Calibration& calib
   r.telemetry = cr.telemetry;
 }
 
-// The status of a task whose cases all ran: a finding, wrong cases, or the threshold decides it.
-void decide_status(TaskResult& r, const Calibration& calibration) {
-  if (!r.finding.empty()) {
-    // A finding is a result of its own: scores zero, and the gradebook flags it for the instructor.
-    r.status = r.finding == "faster_than_device" ? Status::impossible_speed : Status::buffer_violation;
-  } else if (r.cases_passed < r.cases_total) {
-    r.status = Status::wrong_result;
-    std::vector<std::string> failed;
-    for (const auto& c : r.cases)
-      if (!c.passed) failed.push_back(c.hidden ? c.name + " (hidden case)" : c.name);
-    r.details += fmt::format("\nwrong in {} of {} cases: {}", failed.size(), r.cases_total, fmt::join(failed, ", "));
-  } else if (r.threshold && !r.ratio) {
-    r.status = Status::error;
-    r.message = fmt::format(
-        "the threshold needs the '{}' calibration and a timing case for this device class, "
-        "and this run has no such measurement (fix the manifest)",
-        r.metric);
-  } else if (r.threshold && *r.ratio < *r.threshold) {
-    const Metric& m = *find_metric(r.metric);
-    r.status = Status::too_slow;
-    r.message =
-        fmt::format("correct, but reached {}; the threshold is {}{}",
-                    describe_ratio(m, *r.ratio, calibration, r.threshold), format_ratio(m, *r.threshold, r.ratio),
-                    r.borderline ? " (borderline: measured again, interleaved with the calibration, and still "
-                                   "below; a loaded machine can cause this, so run it again to be sure)"
-                                 : "");
-  } else {
-    r.status = Status::passed;
-  }
-}
-
 // A task's result before its cases run: its names and points, and its threshold on this device.
 TaskResult task_result_before_cases(const RunContext& ctx, const Task& task, std::size_t cases) {
   TaskResult r;
@@ -181,12 +150,11 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
     break;
   }
 
-  if (stop) {
+  // What ran is reported as measured; the verdict is the parent's (gpulab/verdict.hpp).
+  if (stop)
     r.status = *stop;
-  } else {
-    decide_status(r, calibration);
-  }
-  r.points = points_earned(r, task.points);
+  else
+    r.cases_complete = true;
   progress.emit({{"event", "task_end"}, {"result", r}});
   return !device_lost;
 }

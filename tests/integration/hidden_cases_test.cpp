@@ -85,7 +85,7 @@ TEST_CASE(
 
   const RunnerEvents grading = run_runner(runner, R"({"seed": 12345, "cases": "hidden"})", "hidden");
   CHECK(names_of(grading) == hidden);
-  CHECK(grading.task.status == gpulab::Status::passed);
+  CHECK(grading.task.cases_complete);  // measured; the verdict is the parent's
   CHECK(grading.task.cases_passed == static_cast<int>(hidden.size()));
   for (const auto& c : grading.cases) {
     CAPTURE(c.name);

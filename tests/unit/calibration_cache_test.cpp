@@ -113,7 +113,7 @@ struct FakeRunner {
       if (calibration_at == 1 && i == 0) out << event.dump() << "\n";
       TaskResult r;
       r.task = m.tasks[i].name;
-      r.status = Status::passed;
+      r.cases_complete = true;
       out << json{{"event", "task_end"}, {"result", r}}.dump() << "\n";
     }
   }

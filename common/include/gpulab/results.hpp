@@ -75,6 +75,9 @@ struct TaskResult {
   bool failed_in_hidden_case = false;
   int cases_passed = 0;
   int cases_total = 0;
+  // The runner ran every case of the task (no failure stopped it): what `gpulab` needs to judge it
+  // (gpulab/verdict.hpp). A runner reports measurements; the status is decided by the parent.
+  bool cases_complete = false;
   std::optional<double> time_ms;         // median of the timed case
   std::optional<double> rate;            // of the timed case, in the lab's unit
   std::map<std::string, double> ratios;  // every metric the calibrations allow
