@@ -31,6 +31,14 @@
 #   make student-release OUT=dir    the repository students clone: no solutions/, no hidden cases
 #                                   (CUDA_ARCHS="sm_80 sm_90": the GPUs its compiled harness kernels target)
 #   make audit [LAB=..] [SANITIZE=1]  mutants of each lab's reference solution, graded: which ones the grader kills
+#   make serve [SERVER_DIR=server] [LISTEN=127.0.0.1:8080] [WORKERS=1] [BACKEND=..] [DEVICE=..]
+#                                   the course server students submit to (SQLite in SERVER_DIR; gpulab serve --help)
+#   make roster ROSTER=class.csv [SERVER_DIR=server]
+#                                   import the class (id,name,email) and write each new student's token to
+#                                   SERVER_DIR/tokens.csv
+#   make submit LAB=x [SERVER=URL TOKEN=T] [STATUS=1]
+#                                   send your lab to the course server and wait for its official report
+#                                   (SERVER and TOKEN may live in .gpulab-submit: `server = URL`, `token = T`)
 #   make bench-grader               how fast the grader answers: a check after an edit, a re-check, grade
 #                                   throughput (scripts/bench-grader.sh: BENCH_LABS, BENCH_SUBMISSIONS=4,
 #                                   BENCH_CLEAN_BUILD=1); a table, and build/bench-grader.json
@@ -49,7 +57,7 @@ check_args = --source "$(source_dir)" $(lab_args) $(if $(TASK),--task $(TASK)) \
   $(if $(PROFILE),--profile)
 
 .PHONY: all deps harness instructor lab-lists check check-run test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
-  audit bench-grader format similarity
+  audit bench-grader format similarity serve roster submit
 all: check
 
 # The package groups of scripts/install-deps.sh each target needs: the union over the goals given
@@ -67,6 +75,9 @@ DEPS_audit := check
 DEPS_grade := check grade
 DEPS_similarity := check grade
 DEPS_bench-grader := check grade
+DEPS_serve := check grade
+DEPS_roster := check
+DEPS_submit := check
 DEPS_test := test
 DEPS_format := test
 DEPS_docs := docs
@@ -85,7 +96,7 @@ harness: deps
 
 # The instructor's command (gpulab-instructor: grade, audit, similarity, release) is built apart, so a
 # student's first `make check` compiles none of it; these targets build it with the harness.
-INSTRUCTOR_GOALS := instructor grade similarity student-release audit bench-grader
+INSTRUCTOR_GOALS := instructor grade similarity student-release audit bench-grader serve roster
 $(INSTRUCTOR_GOALS): export GPULAB_INSTRUCTOR := 1
 instructor: harness
 
@@ -131,6 +142,21 @@ similarity: harness
 student-release: harness
 	@test -n "$(filter command line environment,$(origin OUT))" || { echo "usage: make student-release OUT=dir"; exit 2; }
 	@$(BUILD)/gpulab release --out "$(OUT)" $(foreach a,$(CUDA_ARCHS),--cuda-arch $(a))
+
+# The course server and a student's submission to it (gpulab serve, roster and submit --help).
+SERVER_DIR ?= server
+LISTEN ?= 127.0.0.1:8080
+serve: harness
+	@$(BUILD)/gpulab serve --dir "$(SERVER_DIR)" --listen "$(LISTEN)" $(if $(BACKEND),--backend $(BACKEND)) \
+	  $(if $(DEVICE),--device "$(DEVICE)") $(if $(WORKERS),--workers $(WORKERS))
+
+roster: harness
+	@test -n "$(ROSTER)" || { echo "usage: make roster ROSTER=class.csv [SERVER_DIR=server] (a CSV with the header id,name,email)"; exit 2; }
+	@$(BUILD)/gpulab roster --dir "$(SERVER_DIR)" --import "$(ROSTER)"
+
+submit: harness
+	@$(BUILD)/gpulab submit $(if $(SERVER),--server "$(SERVER)") $(if $(TOKEN),--token "$(TOKEN)") \
+	  $(if $(STATUS),--status,--lab "$(LAB)") $(if $(filter-out labs,$(SOURCE)),--source "$(source_dir)")
 
 devices: harness
 	@$(BUILD)/gpulab devices

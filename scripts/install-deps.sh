@@ -14,12 +14,13 @@ set -euo pipefail
 # libarchive, OpenSSL and ICU are here too: the build configures both commands (grader/CMakeLists.txt:
 # gpulab hashes with OpenSSL; gpulab-instructor unpacks archives and ICU puts students' Unicode names
 # in one normal form), so configuring fails without them, though a student's build compiles only the
-# first. python3: the
+# first. cpp-httplib (gpulab submit, gpulab serve) and SQLiteCpp (the server's store) are optional
+# to CMake, but a course's students submit with the first. python3: the
 # configure step looks for it (tests/CMakeLists.txt). PoCL runs OpenCL on the CPU when there is no GPU.
 group_check=(
   build-essential cmake ninja-build pkg-config python3
   libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev doctest-dev libpng-dev
-  libarchive-dev libssl-dev libicu-dev
+  libarchive-dev libssl-dev libicu-dev libcpp-httplib-dev libsqlitecpp-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
 # Batch grading: the sandbox around each submission, the summary page OUT/index.html

@@ -39,8 +39,7 @@ void decide_status(TaskResult& r, const Calibration& calibration) {
 }
 
 bool runner_may_stop_with(Status s) {
-  return s == Status::not_implemented || s == Status::error || s == Status::kernel_fault ||
-         s == Status::compile_error;
+  return s == Status::not_implemented || s == Status::error || s == Status::kernel_fault || s == Status::compile_error;
 }
 
 namespace {
@@ -75,10 +74,12 @@ void judge_task(TaskResult& r, const Task& task, const std::string& backend, std
   if (r.cases_complete && task.threshold && !device) {
     // Without the device's class no bound can be chosen, and none is not the same as passing it.
     r.status = Status::error;
-    r.message = "the runner did not say which class of device it ran on, so the task's threshold cannot be chosen "
-                "(a fault of the grader, or output forged by the lab's code)";
+    r.message =
+        "the runner did not say which class of device it ran on, so the task's threshold cannot be chosen "
+        "(a fault of the grader, or output forged by the lab's code)";
   } else if (r.cases_complete) {
-    r.cases_passed = static_cast<int>(std::count_if(r.cases.begin(), r.cases.end(), [](const CaseResult& c) { return c.passed; }));
+    r.cases_passed =
+        static_cast<int>(std::count_if(r.cases.begin(), r.cases.end(), [](const CaseResult& c) { return c.passed; }));
     r.cases_total = std::max(r.cases_total, static_cast<int>(r.cases.size()));
     for (const auto& c : r.cases)
       if (r.finding.empty() && !c.finding.empty()) r.finding = c.finding;

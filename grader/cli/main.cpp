@@ -29,6 +29,7 @@
 #include "report.hpp"
 #include "sanitizer.hpp"
 #include "student_build.hpp"
+#include "submit.hpp"
 #include "supervisor.hpp"
 
 namespace fs = std::filesystem;
@@ -273,11 +274,13 @@ int devices() {
 }
 
 // The instructor's commands, and what each does, for `gpulab --help`.
-constexpr std::array<std::pair<const char*, const char*>, 4> kInstructorCommands{{
+constexpr std::array<std::pair<const char*, const char*>, 6> kInstructorCommands{{
     {"grade", "instructors: batch-grade a folder of submissions (gpulab grade --help)"},
     {"audit", "instructors: the mutation audit of the reference solutions (gpulab audit --help)"},
     {"similarity", "instructors: pairs of students with similar lab files (gpulab similarity --help)"},
     {"release", "instructors: write the repository students clone (gpulab release --help)"},
+    {"serve", "instructors: the course server students submit to (gpulab serve --help)"},
+    {"roster", "instructors: import the class roster into a server and make the students' tokens"},
 }};
 
 bool is_instructor_command(const char* name) {
@@ -344,10 +347,29 @@ int main(int argc, char** argv) {
   auto* history_cmd = app.add_subcommand("history", "the timeline of your checks, per lab (build/history.jsonl)");
   history_cmd->add_option("--lab", o.labs, "only this lab: its folder, name or number");
 
+  SubmitOptions submit_options;
+  std::string submit_source;
+  auto* submit_cmd = app.add_subcommand(
+      "submit", "send a lab to the course server and wait for its official report (exit status as a check)");
+  submit_cmd->add_option("--server", submit_options.server,
+                         "the course's server, http(s)://HOST:PORT (default: "
+                         ".gpulab-submit's `server = ...`)");
+  submit_cmd->add_option("--token", submit_options.token, "your token (default: .gpulab-submit's `token = ...`)");
+  submit_cmd->add_option("--lab", submit_options.lab, "the lab: its folder, name or number");
+  submit_cmd->add_option("--source", submit_source, "folder with the lab folders (default: labs/ of the repository)");
+  submit_cmd->add_flag("--status", submit_options.status, "list your submissions and their scores instead");
+  submit_cmd->add_option("--poll", submit_options.poll_s, "seconds between questions to the server")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 600.0));
+
   for (const auto& [command, what] : kInstructorCommands) app.add_subcommand(command, what)->allow_extras();
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (submit_cmd->parsed()) {
+      submit_options.source = submit_source;
+      return submit(submit_options);
+    }
     if (app.got_subcommand("devices")) return devices();
     if (app.got_subcommand("history")) return history(o.labs);
     o.build_only = app.got_subcommand("build");

@@ -20,6 +20,9 @@
 #include "grade.hpp"
 #include "release.hpp"
 #include "similarity.hpp"
+#if GPULAB_HAVE_SERVER
+#include "server.hpp"
+#endif
 #include "slurm.hpp"
 
 namespace fs = std::filesystem;
@@ -313,6 +316,74 @@ int similarity(const LabOptions& o, SimilarityCommand& c) {
   return status;
 }
 
+// gpulab serve and gpulab roster (grader/server/server.hpp).
+struct ServerCommands {
+  CLI::App* serve = nullptr;
+  CLI::App* roster = nullptr;
+  std::string dir, listen = "127.0.0.1:8080", roster_csv;
+  std::vector<std::string> reissue;
+  int workers = 1, max_pending = 3;
+  double max_upload_mib = 1;
+  std::vector<std::string> grade_args;
+};
+
+void add_server_commands(CLI::App& app, LabOptions& o, ServerCommands& c) {
+  c.serve = app.add_subcommand("serve",
+                               "the course server: students submit with `gpulab submit` and get the official "
+                               "grade from this machine's devices (gpulab roster makes their tokens)");
+  c.serve->add_option("--dir", c.dir, "the server's folder: its SQLite store, the submitted files, the gradings")
+      ->required();
+  c.serve->add_option("--listen", c.listen, "HOST:PORT to listen on (PORT 0: any free port, printed)")
+      ->capture_default_str();
+  c.serve->add_option("--backend", o.backend, "cuda or opencl (default: gpulab grade's)");
+  c.serve->add_option("--device", o.device, "device index or part of its name");
+  c.serve->add_option("--workers", c.workers, "submissions graded at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  c.serve->add_option("--max-pending", c.max_pending, "a student's submissions of one lab waiting or being graded")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  c.serve->add_option("--max-upload", c.max_upload_mib, "MiB of files one submission may hold")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1024.0));
+  c.serve->add_option("--grade-arg", c.grade_args,
+                      "one more option for gpulab grade (repeatable), e.g. --grade-arg=--time-limit=300");
+  c.roster =
+      app.add_subcommand("roster", "import the class roster into a server's folder and make each new student's token");
+  c.roster->add_option("--dir", c.dir, "the server's folder (gpulab serve --dir)")->required();
+  c.roster->add_option("--import", c.roster_csv, "CSV with the header id,name,email");
+  c.roster->add_option("--reissue", c.reissue,
+                       "a new token for this student, whose old one stops working (repeatable)");
+}
+
+int run_server_command(const LabOptions& o, const ServerCommands& c, bool serve) {
+#if GPULAB_HAVE_SERVER
+  if (!serve && c.roster_csv.empty() && c.reissue.empty())
+    throw std::invalid_argument("gpulab roster: give --import FILE (the class) or --reissue ID (a lost token)");
+  if (!serve) return server::import_roster(c.dir, c.roster_csv, c.reissue);
+  server::ServeOptions s;
+  s.dir = fs::absolute(c.dir);
+  const auto colon = c.listen.rfind(':');
+  if (colon == std::string::npos) throw std::invalid_argument("--listen takes HOST:PORT, e.g. 0.0.0.0:8080");
+  s.host = c.listen.substr(0, colon);
+  s.port = std::stoi(c.listen.substr(colon + 1));
+  s.backend = o.backend;
+  s.device = o.device;
+  s.workers = c.workers;
+  s.max_pending = c.max_pending;
+  s.max_upload_bytes = static_cast<std::size_t>(c.max_upload_mib * (1 << 20));
+  s.grade_args = c.grade_args;
+  return server::serve(s);
+#else
+  (void)o, (void)c, (void)serve;
+  fmt::print(
+      stderr,
+      "gpulab: this build has no course server: install libcpp-httplib-dev and libsqlitecpp-dev "
+      "(scripts/install-deps.sh check), then configure the build again (rm build/CMakeCache.txt; make instructor)\n");
+  return 2;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -334,9 +405,13 @@ int main(int argc, char** argv) {
   release_cmd->add_option("--cuda-arch", release_cuda_archs,
                           "compile the harness's CUDA kernels for this architecture (sm_90; repeat it); default: "
                           "sm_75 to sm_120");
+  ServerCommands server_commands;
+  add_server_commands(app, o, server_commands);
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (server_commands.serve->parsed() || server_commands.roster->parsed())
+      return run_server_command(o, server_commands, server_commands.serve->parsed());
     if (app.got_subcommand("release")) return release(release_out, release_cuda_archs);
     if (app.got_subcommand("audit")) return audit(o, audit_command.correctness_only, audit_command.jobs);
     if (app.got_subcommand("similarity")) return similarity(o, similarity_command);

@@ -1,0 +1,84 @@
+// The course server's records (gpulab serve): students with hashed tokens, every submission with its
+// files' hash, the queue's states and timestamps, and every grading of a submission. SQLite in the
+// server's folder (SQLiteCpp: a thin, well-kept RAII layer over the C API, in Debian); every method is
+// one transaction under one lock, so the HTTP threads and the workers share one connection safely.
+#pragma once
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <SQLiteCpp/Database.h>
+
+namespace gpulab::server {
+
+struct Student {
+  std::string id, name, email;
+};
+
+// A submission's place in the queue: queued -> running -> graded, or not_gradable when the grader
+// itself failed it three times (never the student's zero).
+struct Submission {
+  long long id = 0;
+  std::string student, lab, sha256, state, message;
+  double submitted_at = 0;
+  std::optional<double> started_at, finished_at;
+  int attempts = 0;
+  long long bytes = 0;
+};
+
+// One grading of a submission: a regrade adds one; the newest counts.
+struct Grading {
+  long long id = 0, submission = 0;
+  double graded_at = 0, score = 0, max_score = 0;
+  bool passed = false;
+  std::string report, result_json;
+};
+
+class Store {
+ public:
+  // Opens (creating) DIR/gpulab.sqlite and its tables.
+  explicit Store(const std::filesystem::path& dir);
+
+  // Adds the roster's students that are new (existing ones keep their tokens; their name and email
+  // are updated) and returns each new student's token, made here and stored only as its SHA-256.
+  std::vector<std::pair<std::string, std::string>> import_roster(const std::vector<Student>& students);
+  // A new token for a student (the old one stops working); empty when the roster has no such id.
+  std::optional<std::string> reissue_token(const std::string& student);
+  // The student a token belongs to.
+  std::optional<std::string> student_of_token(const std::string& token);
+
+  // Records a submission whose files are being written (state "receiving"); throws when the
+  // database refuses. enqueue() queues it once they are on disk.
+  long long add_submission(const std::string& student, const std::string& lab, const std::string& sha256,
+                           long long bytes);
+  void enqueue(long long id);
+  // How many of the student's submissions of the lab wait or run.
+  int pending(const std::string& student, const std::string& lab);
+  std::optional<Submission> submission(long long id);
+  std::vector<Submission> submissions_of(const std::string& student);
+  // 1 for the next to be graded; 0 when it is not queued.
+  int queue_position(long long id);
+  // The oldest queued submission, now running (started_at set, attempts counted); empty when none.
+  std::optional<Submission> claim_next();
+  // A running submission back in the queue (its grader failed, or the server restarted).
+  void requeue(long long id, const std::string& why);
+  void mark_not_gradable(long long id, const std::string& why);
+  void add_grading(const Grading& g);
+  std::optional<Grading> latest_grading(long long submission);
+  int gradings_of(long long submission);
+  // At start: what was running when the server stopped is queued again (returns how many), and an
+  // upload it did not finish is said to have failed.
+  int requeue_running();
+
+ private:
+  std::mutex mutex_;
+  SQLite::Database db_;
+};
+
+// A new token: 32 random bytes from the kernel, as hex.
+std::string new_token();
+double unix_now();
+
+}  // namespace gpulab::server

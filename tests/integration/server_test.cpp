@@ -1,0 +1,243 @@
+// The course server end to end (gpulab roster, serve and submit; grader/server/): a real server on a
+// loopback port, with SQLite in a scratch folder, grading on OpenCL (PoCL in CI).
+#include <doctest/doctest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+using nlohmann::json;
+using namespace gpulab::testing;
+
+namespace {
+
+// A `gpulab serve` process on a free loopback port; killed (SIGKILL) when it goes, unless stopped.
+class ServerProcess {
+ public:
+  explicit ServerProcess(const fs::path& dir) : dir_(dir) {
+    const fs::path log = dir_.parent_path() / ("serve-" + std::to_string(++starts_) + ".log");
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      std::freopen(log.c_str(), "w", stdout);
+      std::freopen(log.c_str(), "a", stderr);
+      ::execl(GPULAB_CLI, GPULAB_CLI, "serve", "--dir", dir_.c_str(), "--listen", "127.0.0.1:0", "--backend", "opencl",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // It prints its port once it listens.
+    for (int i = 0; i < 600 && port_ == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const std::string text = read_file(log);
+      if (const auto at = text.find("listening on http://127.0.0.1:"); at != std::string::npos)
+        port_ = std::stoi(text.substr(at + 30));
+    }
+    INFO(read_file(log));
+    REQUIRE(port_ > 0);
+  }
+  ~ServerProcess() { kill(SIGKILL); }
+  void kill(int signal) {
+    if (pid_ <= 0) return;
+    ::kill(-pid_, signal);  // the server and the grading it runs
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  fs::path dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  static inline int starts_ = 0;
+};
+
+// A fresh server folder with a roster of two students; their tokens by id.
+std::map<std::string, std::string> course_with_roster(const fs::path& root) {
+  fs::remove_all(root);
+  fs::create_directories(root);
+  write_file(root / "roster.csv",
+             "id,name,email\nalice,Alice Archer,alice@example.org\nbob,Bob Baker,bob@example.org\n");
+  std::string output;
+  REQUIRE(run_command(std::string("'") + GPULAB_CLI + "' roster --dir '" + (root / "server").string() + "' --import '" +
+                          (root / "roster.csv").string() + "'",
+                      output) == 0);
+  std::map<std::string, std::string> tokens;
+  std::istringstream lines(read_file(root / "server" / "tokens.csv"));
+  std::string line;
+  std::getline(lines, line);
+  CHECK(line == "id,token");
+  while (std::getline(lines, line)) tokens[line.substr(0, line.find(','))] = line.substr(line.find(',') + 1);
+  REQUIRE(tokens.size() == 2);
+  return tokens;
+}
+
+int submit(const ServerProcess& server, const std::string& token, const fs::path& source, std::string& output,
+           const std::string& more = "") {
+  return run_command(std::string("'") + GPULAB_CLI + "' submit --server " + server.url() + " --token " + token +
+                         " --lab hello --poll 0.2 --source '" + source.string() + "' " + more,
+                     output);
+}
+
+json get(const ServerProcess& server, const std::string& token, const std::string& path, int& status) {
+  httplib::Client client(server.url());
+  client.set_bearer_token_auth(token);
+  const auto r = client.Get(path);
+  REQUIRE(r);
+  status = r->status;
+  return json::parse(r->body);
+}
+
+// Sends solutions/00-hello without waiting for it; returns the submission's id.
+long long send_hello(const ServerProcess& server, const std::string& token) {
+  httplib::Client client(server.url());
+  client.set_bearer_token_auth(token);
+  httplib::MultipartFormDataItems items{{"lab", "hello", "", ""}};
+  for (const std::string name : {"hello.cu", "hello.cl", "hello_opencl.cpp"})
+    items.push_back({"file", read_file(repo_path("solutions/00-hello") / name), name, ""});
+  const auto r = client.Post("/api/submissions", items);
+  REQUIRE(r);
+  INFO(r->body);
+  REQUIRE(r->status == 202);
+  return json::parse(r->body).at("id").get<long long>();
+}
+
+// Waits until the submission is in `state` (up to 5 minutes); returns its description.
+json wait_for(const ServerProcess& server, const std::string& token, long long id, const std::string& state) {
+  json s;
+  for (int i = 0; i < 1500; ++i) {
+    int status = 0;
+    s = get(server, token, "/api/submissions/" + std::to_string(id), status);
+    if (s.value("state", "") == state) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  FAIL("submission ", id, " never reached ", state, ": ", s.dump());
+  return s;
+}
+
+// Kills (SIGKILL) every process whose command line holds `text`; returns how many.
+int kill_processes_with(const std::string& text) {
+  int killed = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || std::stoi(pid) == ::getpid()) continue;
+    std::string cmdline = read_file(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(text) != std::string::npos && ::kill(std::stoi(pid), SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a course server grades a student's gpulab submit with the official report, shows each student only their "
+    "own submissions, and keeps every record with hashed tokens") {
+  const fs::path root = fs::path(GPULAB_SCRATCH) / "server-course";
+  auto tokens = course_with_roster(root);
+  ServerProcess server(root / "server");
+
+  std::string alice_output, bob_output;
+  CHECK(submit(server, tokens["alice"], repo_path("solutions"), alice_output) == 0);
+  INFO(alice_output);
+  CHECK(alice_output.find("sent to " + server.url() + " as submission 1") != std::string::npos);
+  CHECK(alice_output.find("gpulab check: alice") != std::string::npos);
+  CHECK(alice_output.find("PASSED: 1 of 1 tasks passed, 2 of 2 points") != std::string::npos);
+  // The skeleton: graded, not implemented, the exit status of a failed check.
+  CHECK(submit(server, tokens["bob"], committed_labs(), bob_output) == 1);
+  INFO(bob_output);
+  CHECK(bob_output.find("not implemented") != std::string::npos);
+
+  int status = 0;
+  const json own = get(server, tokens["alice"], "/api/submissions/1", status);
+  CHECK(status == 200);
+  CHECK(own.at("state") == "graded");
+  CHECK(own.at("result").at("score") == 2.0);
+  get(server, tokens["bob"], "/api/submissions/1", status);
+  CHECK(status == 404);  // alice's, to bob: as if it did not exist
+  const json bobs = get(server, tokens["bob"], "/api/submissions", status);
+  CHECK(bobs.at("submissions").size() == 1);
+  CHECK(bobs.at("submissions")[0].at("id") == 2);
+  get(server, "not-a-token", "/api/submissions", status);
+  CHECK(status == 401);
+
+  // A file the lab does not list, or a lab the course does not have, is refused with the reason.
+  httplib::Client client(server.url());
+  client.set_bearer_token_auth(tokens["bob"]);
+  auto r = client.Post("/api/submissions",
+                       httplib::MultipartFormDataItems{{"lab", "hello", "", ""}, {"file", "echo", "run.sh", ""}});
+  REQUIRE(r);
+  CHECK(r->status == 400);
+  CHECK(r->body.find("run.sh is not a student file of 00-hello") != std::string::npos);
+  std::string listed;
+  CHECK(submit(server, tokens["bob"], committed_labs(), listed, "--status") == 0);
+  CHECK(listed.find("00-hello") != std::string::npos);
+
+  SQLite::Database db((root / "server" / "gpulab.sqlite").string());
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM submissions WHERE state = 'graded'").getInt() == 2);
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM gradings").getInt() == 2);
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM students WHERE token_sha256 = '" + tokens["alice"] + "'").getInt() == 0);
+  CHECK(db.execAndGet("SELECT student FROM submissions WHERE id = 2").getString() == "bob");
+  // Importing the roster again keeps every token and makes none.
+  std::string output;
+  CHECK(run_command(std::string("'") + GPULAB_CLI + "' roster --dir '" + (root / "server").string() + "' --import '" +
+                        (root / "roster.csv").string() + "'",
+                    output) == 0);
+  CHECK(output.find("2 students, 0 new") != std::string::npos);
+  CHECK(get(server, tokens["alice"], "/api/submissions", status).at("submissions").size() == 1);
+  // A lost token: a new one works, the old one no longer does.
+  output.clear();
+  CHECK(
+      run_command(std::string("'") + GPULAB_CLI + "' roster --dir '" + (root / "server").string() + "' --reissue alice",
+                  output) == 0);
+  INFO(output);
+  const std::string tokens_csv = read_file(root / "server" / "tokens.csv");
+  const std::string fresh = tokens_csv.substr(tokens_csv.rfind("alice,") + 6, 64);
+  get(server, tokens["alice"], "/api/submissions", status);
+  CHECK(status == 401);
+  CHECK(get(server, fresh, "/api/submissions", status).at("submissions").size() == 1);
+  CHECK(status == 200);
+}
+
+TEST_CASE("a server killed mid-queue, and a grading killed mid-run, lose no submission: each is graded once") {
+  const fs::path root = fs::path(GPULAB_SCRATCH) / "server-restart";
+  auto tokens = course_with_roster(root);
+  long long first = 0, second = 0, third = 0;
+  {
+    ServerProcess server(root / "server");
+    first = send_hello(server, tokens["alice"]);
+    second = send_hello(server, tokens["alice"]);
+    third = send_hello(server, tokens["bob"]);
+    wait_for(server, tokens["alice"], first, "running");
+    server.kill(SIGKILL);  // the server and its grading, mid-run, with two more queued
+  }
+  ServerProcess server(root / "server");
+  const json a = wait_for(server, tokens["alice"], first, "graded");
+  CHECK(a.at("attempts") == 2);
+  CHECK(a.at("gradings") == 1);
+  wait_for(server, tokens["alice"], second, "graded");
+  // A grading killed under a running server (a worker or GPU lost) is queued again.
+  const long long fourth = send_hello(server, tokens["bob"]);
+  wait_for(server, tokens["bob"], fourth, "running");
+  CHECK(kill_processes_with("jobs/" + std::to_string(fourth) + "/attempt-1/submissions") > 0);
+  const json d = wait_for(server, tokens["bob"], fourth, "graded");
+  CHECK(d.at("attempts") == 2);
+  CHECK(d.at("result").at("passed") == true);
+  CHECK(wait_for(server, tokens["bob"], third, "graded").at("gradings") == 1);
+  SQLite::Database db((root / "server" / "gpulab.sqlite").string());
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM gradings").getInt() == 4);
+  CHECK(db.execAndGet("SELECT COUNT(DISTINCT submission) FROM gradings").getInt() == 4);
+}
