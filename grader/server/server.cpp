@@ -177,16 +177,26 @@ void Server::submit(const httplib::Request& req, httplib::Response& res) {
   if (!who) return;
   Upload up;
   if (std::string why = check_upload(req, tc_, o_.max_upload_bytes, up); !why.empty()) return refuse(res, 400, why);
-  if (store_.pending(*who, up.lab_id) >= o_.max_pending)
+  const long long id =
+      store_.add_submission(*who, up.lab_id, up.sha256, static_cast<long long>(up.bytes), o_.max_pending);
+  if (id == 0)
     return refuse(res, 429,
                   fmt::format("you have {} submissions of {} waiting or being graded: wait for one to finish",
                               o_.max_pending, up.lab_id));
-  // The files first, under a name of their own; the row is queued only once they are all on disk.
-  const fs::path incoming = o_.dir / "incoming" / new_token();
-  for (const auto& [name, content] : up.files) cli::write_text_atomically(content, incoming / name);
-  const long long id = store_.add_submission(*who, up.lab_id, up.sha256, static_cast<long long>(up.bytes));
-  fs::create_directories(o_.dir / "files");
-  fs::rename(incoming, o_.dir / "files" / std::to_string(id));
+  // The files on disk before the submission is queued; a disk that refuses them leaves no record.
+  const fs::path files = o_.dir / "files" / std::to_string(id);
+  try {
+    fs::remove_all(files);
+    for (const auto& [name, content] : up.files) cli::write_text_atomically(content, files / name);
+  } catch (const std::exception& e) {
+    std::error_code ignored;
+    fs::remove_all(files, ignored);
+    store_.drop_submission(id);
+    return refuse(res, 507,
+                  fmt::format("the server could not store your files ({}): nothing was submitted; tell "
+                              "the course staff, and try again later",
+                              e.what()));
+  }
   store_.enqueue(id);
   wake_.notify_all();
   reply(res, 202, {{"id", id}, {"lab", up.lab_id}, {"position", store_.queue_position(id)}});

@@ -117,8 +117,16 @@ std::optional<std::string> Store::student_of_token(const std::string& token) {
 }
 
 long long Store::add_submission(const std::string& student, const std::string& lab, const std::string& sha256,
-                                long long bytes) {
+                                long long bytes, int max_pending) {
   std::lock_guard lock(mutex_);
+  SQLite::Transaction t(db_);
+  SQLite::Statement count(
+      db_,
+      "SELECT COUNT(*) FROM submissions WHERE student = ? AND lab = ? AND state IN ('receiving', 'queued', 'running')");
+  count.bind(1, student);
+  count.bind(2, lab);
+  count.executeStep();
+  if (count.getColumn(0).getInt() >= max_pending) return 0;
   SQLite::Statement q(db_,
                       "INSERT INTO submissions (student, lab, sha256, bytes, state, submitted_at) "
                       "VALUES (?, ?, ?, ?, 'receiving', ?)");
@@ -128,7 +136,16 @@ long long Store::add_submission(const std::string& student, const std::string& l
   q.bind(4, static_cast<int64_t>(bytes));
   q.bind(5, unix_now());
   q.exec();
-  return db_.getLastInsertRowid();
+  const long long id = db_.getLastInsertRowid();
+  t.commit();
+  return id;
+}
+
+void Store::drop_submission(long long id) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement q(db_, "DELETE FROM submissions WHERE id = ? AND state = 'receiving'");
+  q.bind(1, static_cast<int64_t>(id));
+  q.exec();
 }
 
 void Store::enqueue(long long id) {
@@ -136,17 +153,6 @@ void Store::enqueue(long long id) {
   SQLite::Statement q(db_, "UPDATE submissions SET state = 'queued' WHERE id = ? AND state = 'receiving'");
   q.bind(1, static_cast<int64_t>(id));
   q.exec();
-}
-
-int Store::pending(const std::string& student, const std::string& lab) {
-  std::lock_guard lock(mutex_);
-  SQLite::Statement q(
-      db_,
-      "SELECT COUNT(*) FROM submissions WHERE student = ? AND lab = ? AND state IN ('receiving', 'queued', 'running')");
-  q.bind(1, student);
-  q.bind(2, lab);
-  q.executeStep();
-  return q.getColumn(0).getInt();
 }
 
 std::optional<Submission> Store::submission(long long id) {

@@ -49,13 +49,14 @@ class Store {
   // The student a token belongs to.
   std::optional<std::string> student_of_token(const std::string& token);
 
-  // Records a submission whose files are being written (state "receiving"); throws when the
-  // database refuses. enqueue() queues it once they are on disk.
+  // Records a submission whose files are being written (state "receiving"), unless the student has
+  // `max_pending` submissions of the lab waiting or running (then 0); throws when the database
+  // refuses. enqueue() queues it once its files are on disk.
   long long add_submission(const std::string& student, const std::string& lab, const std::string& sha256,
-                           long long bytes);
+                           long long bytes, int max_pending);
+  // A submission whose files could not be stored: gone, as if never sent.
+  void drop_submission(long long id);
   void enqueue(long long id);
-  // How many of the student's submissions of the lab wait or run.
-  int pending(const std::string& student, const std::string& lab);
   std::optional<Submission> submission(long long id);
   std::vector<Submission> submissions_of(const std::string& student);
   // 1 for the next to be graded; 0 when it is not queued.

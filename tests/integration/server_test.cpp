@@ -210,6 +210,17 @@ TEST_CASE(
   CHECK(status == 401);
   CHECK(get(server, fresh, "/api/submissions", status).at("submissions").size() == 1);
   CHECK(status == 200);
+
+  // Three of one lab waiting or running at once, at most (a hello grading takes seconds here).
+  for (int i = 0; i < 3; ++i) send_hello(server, fresh);
+  httplib::Client again(server.url());
+  again.set_bearer_token_auth(fresh);
+  const auto fourth =
+      again.Post("/api/submissions",
+                 httplib::MultipartFormDataItems{{"lab", "hello", "", ""}, {"file", "// nothing", "hello.cu", ""}});
+  REQUIRE(fourth);
+  CHECK(fourth->status == 429);
+  CHECK(fourth->body.find("waiting or being graded") != std::string::npos);
 }
 
 TEST_CASE("a server killed mid-queue, and a grading killed mid-run, lose no submission: each is graded once") {
