@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "csv.hpp"
 #include "files.hpp"
+#include "pages.hpp"
 #include "sha256.hpp"
 #include "store.hpp"
 #include "toolchain.hpp"
@@ -109,6 +110,33 @@ Grading grading_from(long long submission, const fs::path& result_file, const fs
   return g;
 }
 
+// The token a signed-in browser sends back (cookie gpulab_token), "" when none.
+std::string cookie_token(const httplib::Request& req) {
+  const std::string cookies = req.get_header_value("Cookie");
+  const std::string key = "gpulab_token=";
+  for (std::size_t at = 0; (at = cookies.find(key, at)) != std::string::npos; at += key.size())
+    if (at == 0 || cookies[at - 1] == ' ' || cookies[at - 1] == ';') {
+      const auto end = cookies.find(';', at);
+      return cookies.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size());
+    }
+  return {};
+}
+
+void html(httplib::Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, "text/html; charset=utf-8");
+}
+
+// The staff's token, made the first time and written to DIR/staff-token (readable by its owner only).
+void ensure_staff_token(Store& store, const fs::path& dir) {
+  const auto token = store.make_staff_token();
+  if (!token) return;
+  const fs::path file = dir / "staff-token";
+  cli::write_text_atomically(*token + "\n", file);
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  fmt::print("gpulab: the course staff's token for the server's pages is in {}\n", file.string());
+}
+
 }  // namespace
 
 class Server {
@@ -121,6 +149,16 @@ class Server {
   void routes();
   void submit(const httplib::Request& req, httplib::Response& res);
   void show(const httplib::Request& req, httplib::Response& res);
+  void page_routes();
+  struct Viewer {
+    bool staff = false;
+    std::optional<std::string> student;
+    bool any() const { return staff || student.has_value(); }
+  };
+  Viewer viewer(const std::string& token);
+  std::vector<std::optional<Grading>> gradings_of(const std::vector<Submission>& subs);
+  void home(const httplib::Request& req, httplib::Response& res);
+  void report(const httplib::Request& req, httplib::Response& res);
   void list(const httplib::Request& req, httplib::Response& res);
   std::optional<std::string> student(const httplib::Request& req, httplib::Response& res);
   json describe(const Submission& s);
@@ -219,7 +257,68 @@ void Server::list(const httplib::Request& req, httplib::Response& res) {
   reply(res, 200, {{"student", *who}, {"submissions", all}});
 }
 
+Server::Viewer Server::viewer(const std::string& token) {
+  Viewer v;
+  if (token.empty()) return v;
+  v.staff = store_.is_staff_token(token);
+  if (!v.staff) v.student = store_.student_of_token(token);
+  return v;
+}
+
+std::vector<std::optional<Grading>> Server::gradings_of(const std::vector<Submission>& subs) {
+  std::vector<std::optional<Grading>> all;
+  for (const auto& s : subs) all.push_back(store_.latest_grading(s.id));
+  return all;
+}
+
+void Server::home(const httplib::Request& req, httplib::Response& res) {
+  const Viewer v = viewer(cookie_token(req));
+  if (v.staff) {
+    const auto subs = store_.all_submissions(1000);
+    return html(res, 200, staff_page(subs, gradings_of(subs), o_.workers));
+  }
+  if (!v.student) return html(res, 200, login_page(""));
+  const auto subs = store_.submissions_of(*v.student);
+  html(res, 200, student_page(*v.student, subs, gradings_of(subs)));
+}
+
+void Server::report(const httplib::Request& req, httplib::Response& res) {
+  const Viewer v = viewer(cookie_token(req));
+  const auto s = store_.submission(std::stoll(req.matches[1]));
+  if (!v.any()) return html(res, 401, login_page("Sign in to see a submission."));
+  if (!s || (!v.staff && s->student != *v.student)) return html(res, 404, login_page("No such submission of yours."));
+  html(res, 200, report_page(*s, store_.latest_grading(s->id), v.staff));
+}
+
+void Server::page_routes() {
+  http_.Get("/", [this](const httplib::Request& q, httplib::Response& r) { home(q, r); });
+  http_.Post("/login", [this](const httplib::Request& q, httplib::Response& r) {
+    const std::string token = q.get_param_value("token");
+    if (token.find_first_not_of("0123456789abcdef") != std::string::npos || !viewer(token).any())
+      return html(r, 401, login_page("That token is not one this server knows."));
+    r.set_header("Set-Cookie", "gpulab_token=" + token + "; Path=/; HttpOnly; SameSite=Strict");
+    r.set_redirect("/", 303);
+  });
+  http_.Get("/logout", [](const httplib::Request&, httplib::Response& r) {
+    r.set_header("Set-Cookie", "gpulab_token=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict");
+    r.set_redirect("/", 303);
+  });
+  http_.Get(R"(/submissions/(\d{1,15}))", [this](const httplib::Request& q, httplib::Response& r) { report(q, r); });
+  http_.Post(R"(/submissions/(\d{1,15})/regrade)", [this](const httplib::Request& q, httplib::Response& r) {
+    if (!viewer(cookie_token(q)).staff) return html(r, 403, login_page("Only the course staff can regrade."));
+    store_.regrade(std::stoll(q.matches[1]));
+    wake_.notify_all();
+    r.set_redirect(fmt::format("/submissions/{}", q.matches[1].str()), 303);
+  });
+  http_.Get("/gradebook.csv", [this](const httplib::Request& q, httplib::Response& r) {
+    if (!viewer(cookie_token(q)).staff) return html(r, 403, login_page("Only the course staff can export grades."));
+    const auto subs = store_.all_submissions(1 << 30);
+    r.set_content(gradebook_csv(subs, gradings_of(subs)), "text/csv; charset=utf-8");
+  });
+}
+
 void Server::routes() {
+  page_routes();
   http_.set_payload_max_length(o_.max_upload_bytes + (64 << 10));
   http_.Get("/api/health", [](const httplib::Request&, httplib::Response& res) { reply(res, 200, {{"ok", true}}); });
   http_.Post("/api/submissions", [this](const httplib::Request& q, httplib::Response& r) { submit(q, r); });
@@ -341,6 +440,7 @@ void Server::stop() {
 }
 
 int Server::run() {
+  ensure_staff_token(store_, o_.dir);
   if (const int n = store_.requeue_running(); n > 0)
     fmt::print("gpulab serve: {} submissions were being graded when the server stopped: queued again\n", n);
   routes();
@@ -405,6 +505,7 @@ std::vector<Student> read_roster(const fs::path& csv) {
 
 int import_roster(const fs::path& dir, const fs::path& csv, const std::vector<std::string>& reissue) {
   Store store(dir);
+  ensure_staff_token(store, dir);
   std::vector<std::pair<std::string, std::string>> tokens;
   if (!csv.empty()) {
     const auto students = read_roster(csv);

@@ -19,6 +19,7 @@ namespace {
 constexpr const char* kSchema = R"(
 CREATE TABLE IF NOT EXISTS students (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, token_sha256 TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS staff (token_sha256 TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS submissions (
   id INTEGER PRIMARY KEY AUTOINCREMENT, student TEXT NOT NULL REFERENCES students(id), lab TEXT NOT NULL,
   sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, state TEXT NOT NULL, message TEXT NOT NULL DEFAULT '',
@@ -106,6 +107,32 @@ std::optional<std::string> Store::reissue_token(const std::string& student) {
   q.bind(2, student);
   if (q.exec() == 0) return std::nullopt;
   return token;
+}
+
+std::optional<std::string> Store::make_staff_token() {
+  std::lock_guard lock(mutex_);
+  if (db_.execAndGet("SELECT COUNT(*) FROM staff").getInt() > 0) return std::nullopt;
+  const std::string token = new_token();
+  SQLite::Statement q(db_, "INSERT INTO staff (token_sha256) VALUES (?)");
+  q.bind(1, sha256_of(token));
+  q.exec();
+  return token;
+}
+
+bool Store::is_staff_token(const std::string& token) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement q(db_, "SELECT 1 FROM staff WHERE token_sha256 = ?");
+  q.bind(1, sha256_of(token));
+  return q.executeStep();
+}
+
+std::vector<Submission> Store::all_submissions(int limit) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement q(db_, fmt::format("SELECT {} FROM submissions ORDER BY id DESC LIMIT ?", kSubmissionColumns));
+  q.bind(1, limit);
+  std::vector<Submission> all;
+  while (q.executeStep()) all.push_back(submission_from(q));
+  return all;
 }
 
 std::optional<std::string> Store::student_of_token(const std::string& token) {
@@ -217,6 +244,16 @@ void Store::mark_not_gradable(long long id, const std::string& why) {
   q.bind(2, why);
   q.bind(3, static_cast<int64_t>(id));
   q.exec();
+}
+
+bool Store::regrade(long long id) {
+  std::lock_guard lock(mutex_);
+  SQLite::Statement q(db_,
+                      "UPDATE submissions SET state = 'queued', started_at = NULL, finished_at = NULL, attempts = 0, "
+                      "message = 'regraded at the course staff''s request' "
+                      "WHERE id = ? AND state IN ('graded', 'not_gradable')");
+  q.bind(1, static_cast<int64_t>(id));
+  return q.exec() > 0;
 }
 
 void Store::add_grading(const Grading& g) {

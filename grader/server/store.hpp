@@ -46,6 +46,11 @@ class Store {
   std::vector<std::pair<std::string, std::string>> import_roster(const std::vector<Student>& students);
   // A new token for a student (the old one stops working); empty when the roster has no such id.
   std::optional<std::string> reissue_token(const std::string& student);
+  // The course staff's token: made (and returned) the first time, stored as its SHA-256 only.
+  std::optional<std::string> make_staff_token();
+  bool is_staff_token(const std::string& token);
+  // Every submission, newest first, at most `limit` (the instructor's page).
+  std::vector<Submission> all_submissions(int limit);
   // The student a token belongs to.
   std::optional<std::string> student_of_token(const std::string& token);
 
@@ -66,6 +71,9 @@ class Store {
   // A running submission back in the queue (its grader failed, or the server restarted).
   void requeue(long long id, const std::string& why);
   void mark_not_gradable(long long id, const std::string& why);
+  // A graded (or not gradable) submission queued again by the staff; its gradings stay. False when
+  // it is waiting or running already, or does not exist.
+  bool regrade(long long id);
   void add_grading(const Grading& g);
   std::optional<Grading> latest_grading(long long submission);
   int gradings_of(long long submission);

@@ -252,3 +252,67 @@ TEST_CASE("a server killed mid-queue, and a grading killed mid-run, lose no subm
   CHECK(db.execAndGet("SELECT COUNT(*) FROM gradings").getInt() == 4);
   CHECK(db.execAndGet("SELECT COUNT(DISTINCT submission) FROM gradings").getInt() == 4);
 }
+
+TEST_CASE(
+    "the server's pages show a student only their own submissions and reports, and the course staff the queue, "
+    "every report, regrades that keep earlier gradings, and the gradebook") {
+  const fs::path root = fs::path(GPULAB_SCRATCH) / "server-pages";
+  auto tokens = course_with_roster(root);
+  const std::string staff = read_file(root / "server" / "staff-token").substr(0, 64);
+  ServerProcess server(root / "server");
+  const long long alices = send_hello(server, tokens["alice"]);
+  std::string output;
+  CHECK(submit(server, tokens["bob"], committed_labs(), output) == 1);
+  wait_for(server, tokens["alice"], alices, "graded");
+
+  httplib::Client browser(server.url());
+  auto page = [&](const std::string& token, const std::string& path) {
+    const httplib::Headers cookie{{"Cookie", "theme=dark; gpulab_token=" + token}};
+    auto r = browser.Get(path, cookie);
+    REQUIRE(r);
+    return std::make_pair(r->status, r->body);
+  };
+  CHECK(page("", "/").second.find("<form method=\"post\" action=\"/login\">") != std::string::npos);
+  const auto login = browser.Post("/login", "token=" + tokens["bob"], "application/x-www-form-urlencoded");
+  REQUIRE(login);
+  CHECK(login->status == 303);
+  CHECK(login->get_header_value("Set-Cookie").find("gpulab_token=" + tokens["bob"]) != std::string::npos);
+  const auto refused = browser.Post("/login", "token=0123", "application/x-www-form-urlencoded");
+  REQUIRE(refused);
+  CHECK(refused->status == 401);
+
+  const auto [bob_status, bob_home] = page(tokens["bob"], "/");
+  CHECK(bob_status == 200);
+  CHECK(bob_home.find("Signed in as <b>bob</b>") != std::string::npos);
+  CHECK(bob_home.find("/submissions/2") != std::string::npos);
+  CHECK(bob_home.find("/submissions/1\"") == std::string::npos);
+  CHECK(page(tokens["bob"], "/submissions/1").first == 404);
+  const auto [report_status, report] = page(tokens["bob"], "/submissions/2");
+  CHECK(report_status == 200);
+  CHECK(report.find("not implemented") != std::string::npos);
+  CHECK(report.find("Regrade") == std::string::npos);
+  CHECK(page(tokens["bob"], "/gradebook.csv").first == 403);
+
+  const auto [staff_status, queue] = page(staff, "/");
+  CHECK(staff_status == 200);
+  CHECK(queue.find("<h2>Queue</h2>") != std::string::npos);
+  CHECK(queue.find("<td>alice</td>") != std::string::npos);
+  CHECK(queue.find("<td>bob</td>") != std::string::npos);
+  CHECK(page(staff, "/submissions/1").second.find("PASSED") != std::string::npos);
+  const std::string csv = page(staff, "/gradebook.csv").second;
+  CHECK(csv.find("student,lab,score,max_score,passed,submission,graded_at\n") == 0);
+  CHECK(csv.find("\nalice,00-hello,2,2,yes,1,") != std::string::npos);
+  CHECK(csv.find("\nbob,00-hello,0,2,no,2,") != std::string::npos);
+
+  const httplib::Headers bob_cookie{{"Cookie", "gpulab_token=" + tokens["bob"]}};
+  auto forbidden = browser.Post("/submissions/1/regrade", bob_cookie, "", "application/x-www-form-urlencoded");
+  REQUIRE(forbidden);
+  CHECK(forbidden->status == 403);
+  const httplib::Headers staff_cookie{{"Cookie", "gpulab_token=" + staff}};
+  auto regrade = browser.Post("/submissions/1/regrade", staff_cookie, "", "application/x-www-form-urlencoded");
+  REQUIRE(regrade);
+  CHECK(regrade->status == 303);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const json again = wait_for(server, tokens["alice"], alices, "graded");
+  CHECK(again.at("gradings") == 2);
+}
