@@ -32,6 +32,7 @@
 #                                   (CUDA_ARCHS="sm_80 sm_90": the GPUs its compiled harness kernels target)
 #   make audit [LAB=..] [SANITIZE=1]  mutants of each lab's reference solution, graded: which ones the grader kills
 #   make serve [SERVER_DIR=server] [LISTEN=127.0.0.1:8080] [WORKERS=1] [BACKEND=..] [DEVICE=..]
+#              [SLURM=1 [PARTITION=p] [GRES=gpu:1] [SLURM_TIME=0:30:00]]
 #                                   the course server students submit to (SQLite in SERVER_DIR; gpulab serve --help)
 #   make roster ROSTER=class.csv [SERVER_DIR=server]
 #                                   import the class (id,name,email) and write each new student's token to
@@ -148,7 +149,9 @@ SERVER_DIR ?= server
 LISTEN ?= 127.0.0.1:8080
 serve: harness
 	@$(BUILD)/gpulab serve --dir "$(SERVER_DIR)" --listen "$(LISTEN)" $(if $(BACKEND),--backend $(BACKEND)) \
-	  $(if $(DEVICE),--device "$(DEVICE)") $(if $(WORKERS),--workers $(WORKERS))
+	  $(if $(DEVICE),--device "$(DEVICE)") $(if $(WORKERS),--workers $(WORKERS)) $(if $(SLURM),--slurm \
+	  $(if $(PARTITION),--grade-arg=--partition="$(PARTITION)") $(if $(GRES),--grade-arg=--gres="$(GRES)") \
+	  $(if $(SLURM_TIME),--grade-arg=--time="$(SLURM_TIME)"))
 
 roster: harness
 	@test -n "$(ROSTER)" || { echo "usage: make roster ROSTER=class.csv [SERVER_DIR=server] (a CSV with the header id,name,email)"; exit 2; }

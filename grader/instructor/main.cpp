@@ -323,6 +323,7 @@ struct ServerCommands {
   std::string dir, listen = "127.0.0.1:8080", roster_csv;
   std::vector<std::string> reissue;
   int workers = 1, max_pending = 3;
+  bool slurm = false;
   double max_upload_mib = 1;
   std::vector<std::string> grade_args;
 };
@@ -348,6 +349,9 @@ void add_server_commands(CLI::App& app, LabOptions& o, ServerCommands& c) {
       ->check(CLI::Range(0.001, 1024.0));
   c.serve->add_option("--grade-arg", c.grade_args,
                       "one more option for gpulab grade (repeatable), e.g. --grade-arg=--time-limit=300");
+  c.serve->add_flag("--slurm", c.slurm,
+                    "grade each submission as a Slurm job (gpulab grade --slurm; --grade-arg=--partition=gpu and "
+                    "the like set its options); --workers is then how many jobs are queued at once");
   c.roster =
       app.add_subcommand("roster", "import the class roster into a server's folder and make each new student's token");
   c.roster->add_option("--dir", c.dir, "the server's folder (gpulab serve --dir)")->required();
@@ -373,6 +377,7 @@ int run_server_command(const LabOptions& o, const ServerCommands& c, bool serve)
   s.max_pending = c.max_pending;
   s.max_upload_bytes = static_cast<std::size_t>(c.max_upload_mib * (1 << 20));
   s.grade_args = c.grade_args;
+  s.slurm = c.slurm;
   return server::serve(s);
 #else
   (void)o, (void)c, (void)serve;

@@ -165,6 +165,7 @@ class Server {
   void work();
   void grade(const Submission& s);
   int run_grader(const Submission& s, const fs::path& job);
+  std::string wait_for_slurm(const fs::path& out);
   void stop();
 
   ServeOptions o_;
@@ -354,6 +355,7 @@ int Server::run_grader(const Submission& s, const fs::path& job) {
                                 "--force"};
   if (!o_.backend.empty()) args.insert(args.end(), {"--backend", o_.backend});
   if (!o_.device.empty()) args.insert(args.end(), {"--device", o_.device});
+  if (o_.slurm) args.push_back("--slurm");
   args.insert(args.end(), o_.grade_args.begin(), o_.grade_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -386,6 +388,40 @@ int Server::run_grader(const Submission& s, const fs::path& job) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// After gpulab grade --slurm queued a grading: waits until its job array has left Slurm's queue.
+// Returns "" then, or why it cannot tell.
+std::string Server::wait_for_slurm(const fs::path& out) {
+  std::string job;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(out / "slurm", ec))
+    if (fs::exists(e.path() / "submission.json"))
+      job = json::parse(cli::read_text(e.path() / "submission.json"), nullptr, false).value("array_job", "");
+  if (job.empty() || job.find_first_not_of("0123456789") != std::string::npos)
+    return "gpulab grade --slurm queued no job (its output is in grade.log)";
+  while (!stopping_) {
+    const auto r = cli::run_command("squeue -h -o %i -j " + job);
+    // squeue forgets a job soon after it ends, and then calls its id invalid.
+    if ((r.status == 0 && r.output.find(job) == std::string::npos) ||
+        r.output.find("Invalid job id") != std::string::npos)
+      return {};
+    std::unique_lock lock(wake_mutex_);
+    wake_.wait_for(lock, std::chrono::seconds(2));
+  }
+  return "the server stopped";
+}
+
+// The end of a Slurm job's log, for the message of a job that left no result.
+static std::string slurm_log_tail(const fs::path& out) {
+  std::string tail;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(out / "slurm", ec))
+    if (e.path().extension() == ".log" && e.path().filename().string().rfind("task-", 0) == 0) {
+      const std::string log = cli::read_text(e.path());
+      tail = log.size() > 400 ? "…" + log.substr(log.size() - 400) : log;
+    }
+  return tail;
+}
+
 void Server::grade(const Submission& s) {
   // A folder per attempt: what an earlier, interrupted attempt left is kept apart (and its log kept).
   const fs::path job = o_.dir / "jobs" / std::to_string(s.id) / fmt::format("attempt-{}", s.attempts);
@@ -393,6 +429,9 @@ void Server::grade(const Submission& s) {
   std::string why;
   try {
     const int status = run_grader(s, job);
+    std::string slurm_failure;
+    if (o_.slurm && status == 0) slurm_failure = wait_for_slurm(job / "out");
+    if (stopping_) return;  // queued again at the next start
     const fs::path student = graded_folder(job / "out" / "students");
     if (!student.empty() && fs::exists(student / "result.json")) {
       store_.add_grading(grading_from(s.id, student / "result.json", student / "feedback.txt"));
@@ -400,6 +439,11 @@ void Server::grade(const Submission& s) {
       std::fflush(stdout);
       return;
     }
+    if (o_.slurm && status == 0)
+      throw std::runtime_error(
+          slurm_failure.empty() ? "its Slurm job ended without a result (cancelled, failed or past its time limit): " +
+                                      slurm_log_tail(job / "out")
+                                : slurm_failure);
     const std::string log = cli::read_text(job / "grade.log");
     why = fmt::format("the grader failed (exit status {}): {}", status,
                       log.size() > 600 ? "…" + log.substr(log.size() - 600) : log);

@@ -23,6 +23,10 @@ struct ServeOptions {
   std::size_t max_upload_bytes = 1 << 20;
   int max_attempts = 3;                 // gradings the grader itself failed before "not gradable"
   std::vector<std::string> grade_args;  // more options for gpulab grade (e.g. --time-limit=300)
+  // Each grading as a Slurm job (gpulab grade --slurm; its options through grade_args, e.g.
+  // --partition=gpu): the worker waits for the job to leave the queue, and a job that ends without
+  // a result (cancelled, failed, past its time) queues the submission again.
+  bool slurm = false;
 };
 
 // Runs until SIGINT or SIGTERM; returns the exit status.

@@ -17,53 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
+#include "server_process.hpp"
 
 using nlohmann::json;
 using namespace gpulab::testing;
 
 namespace {
-
-// A `gpulab serve` process on a free loopback port; killed (SIGKILL) when it goes, unless stopped.
-class ServerProcess {
- public:
-  explicit ServerProcess(const fs::path& dir) : dir_(dir) {
-    const fs::path log = dir_.parent_path() / ("serve-" + std::to_string(++starts_) + ".log");
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      std::freopen(log.c_str(), "w", stdout);
-      std::freopen(log.c_str(), "a", stderr);
-      ::execl(GPULAB_CLI, GPULAB_CLI, "serve", "--dir", dir_.c_str(), "--listen", "127.0.0.1:0", "--backend", "opencl",
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    // It prints its port once it listens.
-    for (int i = 0; i < 600 && port_ == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const std::string text = read_file(log);
-      if (const auto at = text.find("listening on http://127.0.0.1:"); at != std::string::npos)
-        port_ = std::stoi(text.substr(at + 30));
-    }
-    INFO(read_file(log));
-    REQUIRE(port_ > 0);
-  }
-  ~ServerProcess() { kill(SIGKILL); }
-  void kill(int signal) {
-    if (pid_ <= 0) return;
-    ::kill(-pid_, signal);  // the server and the grading it runs
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  fs::path dir_;
-  pid_t pid_ = -1;
-  int port_ = 0;
-  static inline int starts_ = 0;
-};
 
 // A fresh server folder with a roster of two students; their tokens by id.
 std::map<std::string, std::string> course_with_roster(const fs::path& root) {

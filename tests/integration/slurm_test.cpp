@@ -25,6 +25,7 @@
 
 #include "batch.hpp"
 #include "cli_harness.hpp"
+#include "server_process.hpp"
 
 extern char** environ;
 
@@ -251,6 +252,41 @@ TEST_CASE(
   // The others keep the record of the first submission: graded once.
   CHECK(batch.result("ben")["graded_at"] == ben["graded_at"]);
   CHECK(batch.result("cat")["slurm_job"] == cat["slurm_job"]);
+}
+
+TEST_CASE(
+    "a course server with --slurm grades each submission as a Slurm job, and queues again one whose job was "
+    "cancelled") {
+  const fs::path root = fs::path(GPULAB_SCRATCH) / "slurm-server";
+  fs::remove_all(root);
+  write_file(root / "roster.csv", "id,name,email\nalice,Alice,alice@example.org\n");
+  const std::string cli = std::string("'") + GPULAB_CLI + "'";
+  shell(cli + " roster --dir '" + (root / "server").string() + "' --import '" + (root / "roster.csv").string() + "'");
+  const std::string tokens = read_file(root / "server" / "tokens.csv");
+  const std::string token = tokens.substr(tokens.find("alice,") + 6, 64);
+  // Each job starts 4 s after it is queued: time to cancel the first one before it runs.
+  ServerProcess server(root / "server", {"--slurm", "--grade-arg=--sbatch-arg=--begin=now+4"});
+  std::string output;
+  int code = -1;
+  std::thread student([&] {
+    code = run_command(cli + " submit --server " + server.url() + " --token " + token +
+                           " --lab hello --poll 0.3 --source '" + repo_path("solutions").string() + "'",
+                       output);
+  });
+  std::string cancelled;
+  for (int i = 0; i < 600 && cancelled.empty(); ++i) {
+    cancelled = shell("squeue -h -n gpulab-grade -o %i");
+    cancelled.erase(cancelled.find_last_not_of(" \n") + 1);
+    if (cancelled.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!cancelled.empty()) shell("scancel " + cancelled);
+  student.join();
+  INFO(output);
+  INFO(read_file(server.log()));
+  CHECK_FALSE(cancelled.empty());
+  CHECK(code == 0);
+  CHECK(output.find("PASSED: 1 of 1 tasks passed, 2 of 2 points") != std::string::npos);
+  CHECK(read_file(server.log()).find("its Slurm job ended without a result") != std::string::npos);
 }
 
 int main(int argc, char** argv) {

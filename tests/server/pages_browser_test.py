@@ -74,11 +74,33 @@ def submit(url, token, source):
                            "--source", source], capture_output=True, text=True, timeout=600).returncode
 
 
-def sign_in(driver, url, token):
+def body_text(driver):
+    from selenium.webdriver.common.by import By
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
+def wait_for_text(driver, text, seconds=30):
+    """The page's text once it holds `text` (a click's page load ends), or as it is after `seconds`."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            body = body_text(driver)
+            if text in body:
+                return body
+        except StaleElementReferenceException:
+            pass
+        time.sleep(0.1)
+    return body_text(driver)
+
+
+def sign_in(driver, url, token, expected):
     from selenium.webdriver.common.by import By
     driver.get(url + "/logout")
+    wait_for_text(driver, "Sign in")
     driver.find_element(By.NAME, "token").send_keys(token)
     driver.find_element(By.CSS_SELECTOR, "form button").click()
+    return wait_for_text(driver, expected)
 
 
 def gradings(submission):
@@ -94,25 +116,23 @@ def main():
         check(submit(url, tokens["bob"], SKELETONS) == 1, "bob's skeleton is graded and fails")
         driver = browser()
         from selenium.webdriver.common.by import By
-        sign_in(driver, url, tokens["bob"])
-        body = driver.find_element(By.TAG_NAME, "body").text
+        body = sign_in(driver, url, tokens["bob"], "Signed in as bob")
         check("Signed in as bob" in body, f"bob's page names him: {body[:300]}")
         links = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "table a")]
         check(links == [url + "/submissions/2"], f"bob's page lists his submission only: {links}")
         driver.find_element(By.LINK_TEXT, "2").click()
-        check("not implemented" in driver.find_element(By.TAG_NAME, "pre").text, "bob's report shows his result")
+        check("not implemented" in wait_for_text(driver, "not implemented"), "bob's report shows his result")
         check(not driver.find_elements(By.XPATH, "//button[text()='Regrade']"), "a student has no regrade button")
         driver.get(url + "/submissions/1")
-        body = driver.find_element(By.TAG_NAME, "body").text
+        body = wait_for_text(driver, "No such submission of yours")
         check("No such submission of yours" in body and "PASSED" not in body, "alice's report is hidden from bob")
         driver.save_screenshot(str(SCRATCH / "student.png"))
 
-        sign_in(driver, url, staff)
-        body = driver.find_element(By.TAG_NAME, "body").text
+        body = sign_in(driver, url, staff, "Queue")
         check("Queue" in body and "alice" in body and "bob" in body, f"the staff page shows the class: {body[:300]}")
         driver.save_screenshot(str(SCRATCH / "staff.png"))
         driver.get(url + "/submissions/1")
-        check("PASSED" in driver.find_element(By.TAG_NAME, "pre").text, "the staff see alice's report")
+        check("PASSED" in wait_for_text(driver, "PASSED"), "the staff see alice's report")
         driver.find_element(By.XPATH, "//button[text()='Regrade']").click()
         deadline = time.monotonic() + 300
         while gradings(1) < 2 and time.monotonic() < deadline:
