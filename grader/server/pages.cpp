@@ -136,10 +136,11 @@ std::string gradebook_csv(const std::vector<Submission>& subs, const std::vector
       const auto key = std::make_pair(subs[i].student, subs[i].lab);
       if (!newest.count(key) || subs[newest[key]].id < subs[i].id) newest[key] = i;
     }
-  std::string csv = "student,lab,score,max_score,passed,submission,graded_at\n";
+  std::string csv = "student,lab,score,max_score,status,error,passed,submission,graded_at\n";
   for (const auto& [key, i] : newest)
-    csv += fmt::format("{},{},{:g},{:g},{},{},{}\n", cli::csv_cell(key.first), cli::csv_cell(key.second), gs[i]->score,
-                       gs[i]->max_score, gs[i]->passed ? "yes" : "no", subs[i].id, when(gs[i]->graded_at));
+    csv +=
+        fmt::format("{},{},{:g},{:g},graded,,{},{},{}\n", cli::csv_cell(key.first), cli::csv_cell(key.second),
+                    gs[i]->score, gs[i]->max_score, gs[i]->passed ? "yes" : "no", subs[i].id, when(gs[i]->graded_at));
   return csv;
 }
 

@@ -18,7 +18,8 @@ std::string report_page(const Submission& s, const std::optional<Grading>& g, bo
 std::string staff_page(const std::vector<Submission>& submissions, const std::vector<std::optional<Grading>>& gradings,
                        int workers);
 // The gradebook: per student and lab, the score of the newest graded submission (student,lab,score,
-// max_score,passed,submission,graded_at), for a spreadsheet or an LMS import.
+// max_score,status,error,passed,submission,graded_at); for one lab, what scripts/grade/lms.py export
+// reads as a grades.csv (the LMS round trip).
 std::string gradebook_csv(const std::vector<Submission>& submissions,
                           const std::vector<std::optional<Grading>>& gradings);
 

@@ -29,7 +29,7 @@ CREATE INDEX IF NOT EXISTS submissions_student ON submissions(student, lab);
 CREATE TABLE IF NOT EXISTS gradings (
   id INTEGER PRIMARY KEY AUTOINCREMENT, submission INTEGER NOT NULL REFERENCES submissions(id),
   graded_at REAL NOT NULL, score REAL NOT NULL, max_score REAL NOT NULL, passed INTEGER NOT NULL,
-  report TEXT NOT NULL, result_json TEXT NOT NULL);
+  report TEXT NOT NULL, result_json TEXT NOT NULL, gradescope_json TEXT NOT NULL DEFAULT '');
 )";
 
 std::string sha256_of(const std::string& text) { return cli::Sha256().update(text).hex(); }
@@ -260,8 +260,8 @@ void Store::add_grading(const Grading& g) {
   std::lock_guard lock(mutex_);
   SQLite::Transaction t(db_);
   SQLite::Statement q(db_,
-                      "INSERT INTO gradings (submission, graded_at, score, max_score, passed, report, result_json) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+                      "INSERT INTO gradings (submission, graded_at, score, max_score, passed, report, result_json, "
+                      "gradescope_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   q.bind(1, static_cast<int64_t>(g.submission));
   q.bind(2, g.graded_at);
   q.bind(3, g.score);
@@ -269,6 +269,7 @@ void Store::add_grading(const Grading& g) {
   q.bind(5, g.passed ? 1 : 0);
   q.bind(6, g.report);
   q.bind(7, g.result_json);
+  q.bind(8, g.gradescope_json);
   q.exec();
   SQLite::Statement done(db_, "UPDATE submissions SET state = 'graded', finished_at = ?, message = '' WHERE id = ?");
   done.bind(1, g.graded_at);
@@ -279,9 +280,11 @@ void Store::add_grading(const Grading& g) {
 
 std::optional<Grading> Store::latest_grading(long long submission) {
   std::lock_guard lock(mutex_);
-  SQLite::Statement q(db_,
-                      "SELECT id, submission, graded_at, score, max_score, passed, report, result_json FROM gradings "
-                      "WHERE submission = ? ORDER BY id DESC LIMIT 1");
+  SQLite::Statement q(
+      db_,
+      "SELECT id, submission, graded_at, score, max_score, passed, report, result_json, gradescope_json "
+      "FROM gradings "
+      "WHERE submission = ? ORDER BY id DESC LIMIT 1");
   q.bind(1, static_cast<int64_t>(submission));
   if (!q.executeStep()) return std::nullopt;
   Grading g;
@@ -293,6 +296,7 @@ std::optional<Grading> Store::latest_grading(long long submission) {
   g.passed = q.getColumn(5).getInt() != 0;
   g.report = q.getColumn(6).getString();
   g.result_json = q.getColumn(7).getString();
+  g.gradescope_json = q.getColumn(8).getString();
   return g;
 }
 

@@ -34,6 +34,7 @@ struct Grading {
   double graded_at = 0, score = 0, max_score = 0;
   bool passed = false;
   std::string report, result_json;
+  std::string gradescope_json;  // the student's results.json for Gradescope, as gpulab grade wrote it
 };
 
 class Store {

@@ -259,9 +259,17 @@ TEST_CASE(
   CHECK(queue.find("<td>bob</td>") != std::string::npos);
   CHECK(page(staff, "/submissions/1").second.find("PASSED") != std::string::npos);
   const std::string csv = page(staff, "/gradebook.csv").second;
-  CHECK(csv.find("student,lab,score,max_score,passed,submission,graded_at\n") == 0);
-  CHECK(csv.find("\nalice,00-hello,2,2,yes,1,") != std::string::npos);
-  CHECK(csv.find("\nbob,00-hello,0,2,no,2,") != std::string::npos);
+  CHECK(csv.find("student,lab,score,max_score,status,error,passed,submission,graded_at\n") == 0);
+  CHECK(csv.find("\nalice,00-hello,2,2,graded,,yes,1,") != std::string::npos);
+  CHECK(csv.find("\nbob,00-hello,0,2,graded,,no,2,") != std::string::npos);
+  CHECK(page(staff, "/gradebook.csv?lab=01-matmul").second.find("alice") == std::string::npos);
+  CHECK(page(staff, "/gradebook.csv?lab=00-hello").second == csv);
+  // Gradescope's results.json of a grading: to its student and the staff, to nobody else.
+  const auto [own_status, gradescope] = page(tokens["bob"], "/submissions/2/results.json");
+  CHECK(own_status == 200);
+  CHECK(json::parse(gradescope).contains("tests"));
+  CHECK(page(tokens["alice"], "/submissions/2/results.json").first == 404);
+  CHECK(page(staff, "/submissions/2/results.json").first == 200);
 
   const httplib::Headers bob_cookie{{"Cookie", "gpulab_token=" + tokens["bob"]}};
   auto forbidden = browser.Post("/submissions/1/regrade", bob_cookie, "", "application/x-www-form-urlencoded");
