@@ -6,23 +6,13 @@
 #include <map>
 
 #include "csv.hpp"
+#include "gpulab/text.hpp"
 
 namespace gpulab::server {
 
 namespace {
 
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  return out;
-}
+std::string escaped(const std::string& text) { return html_escape(text); }
 
 std::string when(std::optional<double> t) {
   if (!t) return "-";

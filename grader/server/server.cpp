@@ -438,7 +438,8 @@ void Server::grade(const Submission& s) {
   // A folder per attempt: what an earlier, interrupted attempt left is kept apart (and its log kept).
   const fs::path job = o_.dir / "jobs" / std::to_string(s.id) / fmt::format("attempt-{}", s.attempts);
   fs::remove_all(job);
-  std::string why;
+  // `why` is for the course staff (the server's log); the student reads its first part, `summary`.
+  std::string summary, why;
   try {
     const int status = run_grader(s, job);
     std::string slurm_failure;
@@ -451,23 +452,27 @@ void Server::grade(const Submission& s) {
       std::fflush(stdout);
       return;
     }
-    if (o_.slurm && status == 0)
-      throw std::runtime_error(
-          slurm_failure.empty() ? "its Slurm job ended without a result (cancelled, failed or past its time limit): " +
-                                      slurm_log_tail(job / "out")
-                                : slurm_failure);
-    const std::string log = cli::read_text(job / "grade.log");
-    why = fmt::format("the grader failed (exit status {}): {}", status,
-                      log.size() > 600 ? "…" + log.substr(log.size() - 600) : log);
-  } catch (const std::exception& e) { why = fmt::format("the grader failed: {}", e.what()); }
+    if (o_.slurm && status == 0) {
+      summary = "its Slurm job ended without a result (cancelled, failed or past its time limit)";
+      why = slurm_failure.empty() ? slurm_log_tail(job / "out") : slurm_failure;
+    } else {
+      const std::string log = cli::read_text(job / "grade.log");
+      summary = fmt::format("the grader failed (exit status {})", status);
+      why = log.size() > 600 ? "…" + log.substr(log.size() - 600) : log;
+    }
+  } catch (const std::exception& e) {
+    summary = "the grader failed";
+    why = e.what();
+  }
   if (stopping_) return;  // queued again at the next start
-  fmt::print(stderr, "gpulab serve: submission {}: {}\n", s.id, why);
+  fmt::print(stderr, "gpulab serve: submission {}, attempt {}: {}: {} (log: {})\n", s.id, s.attempts, summary, why,
+             (job / "grade.log").string());
   if (s.attempts < o_.max_attempts)
-    store_.requeue(s.id, why + " (queued again)");
+    store_.requeue(s.id, summary + " (queued again)");
   else
-    store_.mark_not_gradable(s.id, fmt::format("not gradable: the grader failed {} times; this costs you no "
-                                               "attempt, and the course staff can see why. Last: {}",
-                                               s.attempts, why));
+    store_.mark_not_gradable(s.id, fmt::format("not gradable: the grader failed {} times ({}); this costs you no "
+                                               "attempt, and the course staff can see why in the server's log",
+                                               s.attempts, summary));
 }
 
 void Server::work() {
