@@ -320,7 +320,7 @@ int similarity(const LabOptions& o, SimilarityCommand& c) {
 struct ServerCommands {
   CLI::App* serve = nullptr;
   CLI::App* roster = nullptr;
-  std::string dir, listen = "127.0.0.1:8080", roster_csv;
+  std::string dir, listen = "127.0.0.1:8080", roster_csv, database;
   std::vector<std::string> reissue;
   int workers = 1, max_pending = 3;
   bool slurm = false;
@@ -334,6 +334,9 @@ void add_server_commands(CLI::App& app, LabOptions& o, ServerCommands& c) {
                                "grade from this machine's devices (gpulab roster makes their tokens)");
   c.serve->add_option("--dir", c.dir, "the server's folder: its SQLite store, the submitted files, the gradings")
       ->required();
+  c.serve->add_option("--database", c.database,
+                      "a PostgreSQL database (postgresql://USER@HOST/DB) instead of DIR/gpulab.sqlite: for servers "
+                      "on several machines sharing one queue");
   c.serve->add_option("--listen", c.listen, "HOST:PORT to listen on (PORT 0: any free port, printed)")
       ->capture_default_str();
   c.serve->add_option("--backend", o.backend, "cuda or opencl (default: gpulab grade's)");
@@ -356,6 +359,7 @@ void add_server_commands(CLI::App& app, LabOptions& o, ServerCommands& c) {
       app.add_subcommand("roster", "import the class roster into a server's folder and make each new student's token");
   c.roster->add_option("--dir", c.dir, "the server's folder (gpulab serve --dir)")->required();
   c.roster->add_option("--import", c.roster_csv, "CSV with the header id,name,email");
+  c.roster->add_option("--database", c.database, "the server's PostgreSQL database (gpulab serve --database)");
   c.roster->add_option("--reissue", c.reissue,
                        "a new token for this student, whose old one stops working (repeatable)");
 }
@@ -364,7 +368,7 @@ int run_server_command(const LabOptions& o, const ServerCommands& c, bool serve)
 #if GPULAB_HAVE_SERVER
   if (!serve && c.roster_csv.empty() && c.reissue.empty())
     throw std::invalid_argument("gpulab roster: give --import FILE (the class) or --reissue ID (a lost token)");
-  if (!serve) return server::import_roster(c.dir, c.roster_csv, c.reissue);
+  if (!serve) return server::import_roster(c.dir, c.roster_csv, c.reissue, c.database);
   server::ServeOptions s;
   s.dir = fs::absolute(c.dir);
   const auto colon = c.listen.rfind(':');
@@ -378,6 +382,7 @@ int run_server_command(const LabOptions& o, const ServerCommands& c, bool serve)
   s.max_upload_bytes = static_cast<std::size_t>(c.max_upload_mib * (1 << 20));
   s.grade_args = c.grade_args;
   s.slurm = c.slurm;
+  s.database = c.database;
   return server::serve(s);
 #else
   (void)o, (void)c, (void)serve;

@@ -142,7 +142,7 @@ void ensure_staff_token(Store& store, const fs::path& dir) {
 
 class Server {
  public:
-  Server(const ServeOptions& o) : o_(o), store_(o.dir), tc_(cli::Toolchain::load(cli::own_directory())) {}
+  Server(const ServeOptions& o) : o_(o), store_(o.dir, o.database), tc_(cli::Toolchain::load(cli::own_directory())) {}
 
   int run();
 
@@ -174,6 +174,8 @@ class Server {
   cli::Toolchain tc_;
   // Found once: a rebuild replaces the running executable, and /proc/self/exe then names no file.
   fs::path instructor_ = cli::own_directory() / "gpulab-instructor";
+  // Which server took a submission: this host and folder (servers may share a PostgreSQL database).
+  std::string name_ = cli::host_name() + ":" + o_.dir.string();
   httplib::Server http_;
   std::atomic<bool> stopping_{false};
   std::mutex wake_mutex_;
@@ -218,7 +220,7 @@ void Server::submit(const httplib::Request& req, httplib::Response& res) {
   Upload up;
   if (std::string why = check_upload(req, tc_, o_.max_upload_bytes, up); !why.empty()) return refuse(res, 400, why);
   const long long id =
-      store_.add_submission(*who, up.lab_id, up.sha256, static_cast<long long>(up.bytes), o_.max_pending);
+      store_.add_submission(*who, up.lab_id, up.sha256, static_cast<long long>(up.bytes), o_.max_pending, name_);
   if (id == 0)
     return refuse(res, 429,
                   fmt::format("you have {} submissions of {} waiting or being graded: wait for one to finish",
@@ -479,7 +481,7 @@ void Server::work() {
   while (!stopping_) {
     std::optional<Submission> next;
     try {
-      next = store_.claim_next();
+      next = store_.claim_next(name_);
     } catch (const std::exception& e) {
       fmt::print(stderr, "gpulab serve: the store refused the next submission: {}\n", e.what());
     }
@@ -502,7 +504,7 @@ void Server::stop() {
 
 int Server::run() {
   ensure_staff_token(store_, o_.dir);
-  if (const int n = store_.requeue_running(); n > 0)
+  if (const int n = store_.requeue_running(name_); n > 0)
     fmt::print("gpulab serve: {} submissions were being graded when the server stopped: queued again\n", n);
   routes();
   const int port =
@@ -564,8 +566,9 @@ std::vector<Student> read_roster(const fs::path& csv) {
 
 }  // namespace
 
-int import_roster(const fs::path& dir, const fs::path& csv, const std::vector<std::string>& reissue) {
-  Store store(dir);
+int import_roster(const fs::path& dir, const fs::path& csv, const std::vector<std::string>& reissue,
+                  const std::string& database) {
+  Store store(dir, database);
   ensure_staff_token(store, dir);
   std::vector<std::pair<std::string, std::string>> tokens;
   if (!csv.empty()) {

@@ -15,6 +15,7 @@ namespace gpulab::server {
 
 struct ServeOptions {
   std::filesystem::path dir;  // the store, submitted files and grading folders
+  std::string database;       // a postgresql:// URL: the store there instead of DIR/gpulab.sqlite
   std::string host = "127.0.0.1";
   int port = 8080;              // 0: any free port (printed)
   std::string backend, device;  // passed on to gpulab grade ("" : its default)
@@ -36,6 +37,6 @@ int serve(const ServeOptions& options);
 // makes new tokens for the `reissue` students (a lost token), and appends each new token to
 // DIR/tokens.csv (id,token). Returns the exit status.
 int import_roster(const std::filesystem::path& dir, const std::filesystem::path& csv,
-                  const std::vector<std::string>& reissue = {});
+                  const std::vector<std::string>& reissue = {}, const std::string& database = "");
 
 }  // namespace gpulab::server

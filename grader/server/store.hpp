@@ -1,7 +1,9 @@
 // The course server's records (gpulab serve): students with hashed tokens, every submission with its
 // files' hash, the queue's states and timestamps, and every grading of a submission. SQLite in the
-// server's folder (SQLiteCpp: a thin, well-kept RAII layer over the C API, in Debian); every method is
-// one transaction under one lock, so the HTTP threads and the workers share one connection safely.
+// server's folder (SQLiteCpp: a thin, well-kept RAII layer over the C API, in Debian), or PostgreSQL
+// (libpqxx) for a course whose servers span machines: database.hpp. Every method is one transaction
+// under one lock, so the HTTP threads and the workers share one connection safely; taking the next
+// submission is one statement, so servers sharing a PostgreSQL database never take the same one.
 #pragma once
 #include <filesystem>
 #include <mutex>
@@ -9,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <SQLiteCpp/Database.h>
+#include "database.hpp"
 
 namespace gpulab::server {
 
@@ -39,8 +41,9 @@ struct Grading {
 
 class Store {
  public:
-  // Opens (creating) DIR/gpulab.sqlite and its tables.
-  explicit Store(const std::filesystem::path& dir);
+  // Opens (creating) DIR/gpulab.sqlite, or the PostgreSQL database at `database` (a postgresql://
+  // URL) when one is given, and creates the tables it lacks.
+  explicit Store(const std::filesystem::path& dir, const std::string& database = "");
 
   // Adds the roster's students that are new (existing ones keep their tokens; their name and email
   // are updated) and returns each new student's token, made here and stored only as its SHA-256.
@@ -59,7 +62,7 @@ class Store {
   // `max_pending` submissions of the lab waiting or running (then 0); throws when the database
   // refuses. enqueue() queues it once its files are on disk.
   long long add_submission(const std::string& student, const std::string& lab, const std::string& sha256,
-                           long long bytes, int max_pending);
+                           long long bytes, int max_pending, const std::string& worker);
   // A submission whose files could not be stored: gone, as if never sent.
   void drop_submission(long long id);
   void enqueue(long long id);
@@ -67,8 +70,9 @@ class Store {
   std::vector<Submission> submissions_of(const std::string& student);
   // 1 for the next to be graded; 0 when it is not queued.
   int queue_position(long long id);
-  // The oldest queued submission, now running (started_at set, attempts counted); empty when none.
-  std::optional<Submission> claim_next();
+  // The oldest queued submission, now running on `worker` (started_at set, attempts counted); empty
+  // when none.
+  std::optional<Submission> claim_next(const std::string& worker);
   // A running submission back in the queue (its grader failed, or the server restarted).
   void requeue(long long id, const std::string& why);
   void mark_not_gradable(long long id, const std::string& why);
@@ -80,11 +84,15 @@ class Store {
   int gradings_of(long long submission);
   // At start: what was running when the server stopped is queued again (returns how many), and an
   // upload it did not finish is said to have failed.
-  int requeue_running();
+  // `worker`: the server's name (its host and folder), so that servers sharing a database each take
+  // back only their own.
+  int requeue_running(const std::string& worker);
 
  private:
+  // One transaction: begun here, rolled back unless commit() ran.
+  class Transaction;
   std::mutex mutex_;
-  SQLite::Database db_;
+  std::unique_ptr<Connection> db_;
 };
 
 // A new token: 32 random bytes from the kernel, as hex.
