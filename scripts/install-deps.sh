@@ -14,13 +14,13 @@ set -euo pipefail
 # libarchive, OpenSSL and ICU are here too: the build configures both commands (grader/CMakeLists.txt:
 # gpulab hashes with OpenSSL; gpulab-instructor unpacks archives and ICU puts students' Unicode names
 # in one normal form), so configuring fails without them, though a student's build compiles only the
-# first. cpp-httplib (gpulab submit, gpulab serve) and SQLiteCpp (the server's store) are optional
-# to CMake, but a course's students submit with the first. python3: the
+# first. cpp-httplib (gpulab submit, gpulab serve), SQLiteCpp and libpqxx (the server's store in
+# SQLite or PostgreSQL) are optional to CMake, but a course's students submit with the first. python3: the
 # configure step looks for it (tests/CMakeLists.txt). PoCL runs OpenCL on the CPU when there is no GPU.
 group_check=(
   build-essential cmake ninja-build pkg-config python3
   libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev doctest-dev libpng-dev
-  libarchive-dev libssl-dev libicu-dev libcpp-httplib-dev libsqlitecpp-dev
+  libarchive-dev libssl-dev libicu-dev libcpp-httplib-dev libsqlitecpp-dev libpqxx-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
 )
 # Batch grading: the sandbox around each submission, the summary page OUT/index.html
@@ -36,9 +36,10 @@ group_plots=(python3-matplotlib)
 # (tests/docs/browser_test.py), clang-format for the house-style check (make format too), and a
 # Slurm the cluster test starts on this machine (tests/integration/slurm_test.cpp: the daemons and
 # munge, with a configuration of its own; the packages' slurmctld and slurmd services do not start
-# without /etc/slurm/slurm.conf, and munge's is a local authentication daemon).
+# without /etc/slurm/slurm.conf, and munge's is a local authentication daemon), and PostgreSQL 15, which
+# the course server's test starts in a folder of its own (tests/integration/server_test.cpp).
 group_test=("${group_check[@]}" "${group_grade[@]}" "${group_docs[@]}" "${group_plots[@]}" chromium python3-pil
-            slurmctld slurmd slurm-client munge
+            slurmctld slurmd slurm-client munge postgresql-15
             chromium-driver python3-selenium clang-format)
 
 [ $# -gt 0 ] || set -- check
