@@ -1,12 +1,15 @@
 #include "pages.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 
 #include "csv.hpp"
 #include "gpulab/text.hpp"
+#include "sha256.hpp"
 
 namespace gpulab::server {
 
@@ -61,7 +64,80 @@ std::string submission_rows(const std::vector<Submission>& subs, const std::vect
   return rows;
 }
 
+// The student's scores per lab over their submissions, one small SVG line chart per lab.
+std::string history_svg(const std::vector<Submission>& subs, const std::vector<std::optional<Grading>>& gs) {
+  std::map<std::string, std::vector<double>> fractions;  // lab -> score / max, in submission order
+  for (std::size_t i = 0; i < subs.size(); ++i)
+    if (gs[i] && gs[i]->max_score > 0) fractions[subs[i].lab].push_back(gs[i]->score / gs[i]->max_score);
+  std::string out;
+  for (const auto& [lab, f] : fractions) {
+    constexpr double kWidth = 360, kHeight = 90, kPad = 8;
+    const double step = f.size() > 1 ? (kWidth - 2 * kPad) / static_cast<double>(f.size() - 1) : 0;
+    std::string points, dots;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const double x = kPad + step * static_cast<double>(i), y = kHeight - kPad - f[i] * (kHeight - 2 * kPad);
+      points += fmt::format("{:.1f},{:.1f} ", x, y);
+      dots += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3"><title>{:.0f}%</title></circle>)", x, y, 100 * f[i]);
+    }
+    out += fmt::format(
+        R"(<figure class="history"><figcaption>{} · {} graded, last {:.0f}%</figcaption><svg role="img" width="{}" )"
+        R"(height="{}" viewBox="0 0 {} {}"><rect width="100%" height="100%" fill="#f6f6f6"/><polyline points="{}" )"
+        R"(fill="none" stroke="#176117" stroke-width="2"/><g fill="#176117">{}</g></svg></figure>)",
+        escaped(lab), f.size(), 100 * f.back(), kWidth, kHeight, kWidth, kHeight, points, dots);
+  }
+  return out.empty() ? "" : "<h2>Your scores over time</h2>" + out;
+}
+
+std::string leaderboard_html(bool on, const std::vector<LeaderboardEntry>& board) {
+  std::string out = fmt::format(
+      R"(<h2>Class leaderboard</h2><form method="post" action="/leaderboard"><input type="hidden" name="join" )"
+      R"(value="{}"><button>{}</button> {}</form>)",
+      on ? 0 : 1, on ? "Leave the leaderboard" : "Join the leaderboard",
+      on ? "Your best results are shown under a pseudonym."
+         : "Optional: it shows your best results under a pseudonym.");
+  if (board.empty()) return out + "<p>Nobody on it has a timed task passed yet.</p>";
+  out += "<table><tr><th>lab</th><th>task</th><th>#</th><th>who</th><th>result</th></tr>";
+  std::map<std::pair<std::string, std::string>, int> rank;
+  for (const auto& e : board)
+    out += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                       e.you ? " class=\"graded-passed\"" : "", escaped(e.lab), escaped(e.task),
+                       ++rank[{e.lab, e.task}], escaped(e.pseudonym) + (e.you ? " (you)" : ""),
+                       e.unit == "%" ? fmt::format("{:.1f}%", 100 * e.ratio) : fmt::format("{:.2f}×", e.ratio));
+  return out + "</table>";
+}
+
 }  // namespace
+
+std::vector<LeaderboardEntry> leaderboard_of(
+    const std::vector<std::tuple<std::string, std::string, std::string>>& gradings, const std::string& viewer,
+    const std::string& secret) {
+  std::map<std::tuple<std::string, std::string, std::string>, LeaderboardEntry> best;  // lab, task, student
+  for (const auto& [student, lab, text] : gradings) {
+    const auto r = nlohmann::json::parse(text, nullptr, false);
+    if (!r.is_object()) continue;
+    for (const auto& l : r.value("labs", nlohmann::json::array()))
+      for (const auto& t : l.value("tasks", nlohmann::json::array())) {
+        if (t.value("status", "") != "passed" || t.contains("finding") || !t.contains("ratio")) continue;
+        LeaderboardEntry e{lab,
+                           t.value("task", ""),
+                           "",
+                           t.value("metric_unit", "×"),
+                           t.value("rate", 0.0),
+                           t.value("ratio", 0.0),
+                           student == viewer};
+        e.pseudonym = "anon-" + cli::Sha256().update(secret).update(student).hex().substr(0, 6);
+        auto& kept = best[{lab, e.task, student}];
+        if (e.ratio > kept.ratio) kept = e;
+      }
+  }
+  std::vector<LeaderboardEntry> out;
+  for (const auto& [key, e] : best) out.push_back(e);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.lab, a.task) != std::tie(b.lab, b.task) ? std::tie(a.lab, a.task) < std::tie(b.lab, b.task)
+                                                              : a.ratio > b.ratio;
+  });
+  return out;
+}
 
 std::string login_page(const std::string& error) {
   return page("Course server",
@@ -73,13 +149,15 @@ std::string login_page(const std::string& error) {
 }
 
 std::string student_page(const std::string& student, const std::vector<Submission>& subs,
-                         const std::vector<std::optional<Grading>>& gs) {
+                         const std::vector<std::optional<Grading>>& gs, bool on_leaderboard,
+                         const std::vector<LeaderboardEntry>& leaderboard) {
   std::string body = fmt::format("<p>Signed in as <b>{}</b>. <a href=\"/logout\">Sign out</a></p>", escaped(student));
   if (subs.empty())
-    return page("Your submissions", body + "<p>Nothing submitted yet: <code>make submit LAB=x</code>.</p>");
+    return page("Your submissions", body + "<p>Nothing submitted yet: <code>make submit LAB=x</code>.</p>" +
+                                        leaderboard_html(on_leaderboard, leaderboard));
   body += "<table><tr><th>#</th><th>lab</th><th>submitted</th><th>result</th><th>note</th></tr>\n" +
           submission_rows(subs, gs, false) + "</table>";
-  return page("Your submissions", body);
+  return page("Your submissions", body + history_svg(subs, gs) + leaderboard_html(on_leaderboard, leaderboard));
 }
 
 std::string report_page(const Submission& s, const std::optional<Grading>& g, bool staff) {

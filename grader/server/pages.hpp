@@ -4,6 +4,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "store.hpp"
@@ -11,9 +12,24 @@
 namespace gpulab::server {
 
 std::string login_page(const std::string& error);
-// `gradings`: each submission's newest grading, in the order of `submissions`.
+// One row of the class leaderboard: a task's best rate by a student who joined it.
+struct LeaderboardEntry {
+  std::string lab, task, pseudonym, unit;
+  double rate = 0, ratio = 0;
+  bool you = false;
+};
+// The leaderboard from every grading of the students on it (store.hpp): per lab and task, each
+// student's best rate among the tasks that passed without an integrity finding, under a pseudonym
+// (a hash of the id and the server's secret), best first.
+std::vector<LeaderboardEntry> leaderboard_of(
+    const std::vector<std::tuple<std::string, std::string, std::string>>& gradings, const std::string& viewer,
+    const std::string& secret);
+
+// `gradings`: each submission's newest grading, in the order of `submissions`. The page holds the
+// student's score history per lab (an SVG) and the leaderboard, with the form to join or leave it.
 std::string student_page(const std::string& student, const std::vector<Submission>& submissions,
-                         const std::vector<std::optional<Grading>>& gradings);
+                         const std::vector<std::optional<Grading>>& gradings, bool on_leaderboard,
+                         const std::vector<LeaderboardEntry>& leaderboard);
 std::string report_page(const Submission& s, const std::optional<Grading>& g, bool staff);
 std::string staff_page(const std::vector<Submission>& submissions, const std::vector<std::optional<Grading>>& gradings,
                        int workers);

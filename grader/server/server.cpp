@@ -128,6 +128,18 @@ void html(httplib::Response& res, int status, const std::string& body) {
   res.set_content(body, "text/html; charset=utf-8");
 }
 
+// DIR/pseudonym-secret, made the first time (readable by its owner only).
+std::string pseudonym_secret(const fs::path& dir) {
+  const fs::path file = dir / "pseudonym-secret";
+  std::string secret = cli::read_text(file);
+  if (secret.empty()) {
+    secret = new_token();
+    cli::write_text_atomically(secret, file);
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
+  }
+  return secret;
+}
+
 // The staff's token, made the first time and written to DIR/staff-token (readable by its owner only).
 void ensure_staff_token(Store& store, const fs::path& dir) {
   const auto token = store.make_staff_token();
@@ -174,6 +186,8 @@ class Server {
   cli::Toolchain tc_;
   // Found once: a rebuild replaces the running executable, and /proc/self/exe then names no file.
   fs::path instructor_ = cli::own_directory() / "gpulab-instructor";
+  // Keys the leaderboard's pseudonyms, so that hashing a student's id does not reveal theirs.
+  std::string secret_ = pseudonym_secret(o_.dir);
   // Which server took a submission: this host and folder (servers may share a PostgreSQL database).
   std::string name_ = cli::host_name() + ":" + o_.dir.string();
   httplib::Server http_;
@@ -283,7 +297,9 @@ void Server::home(const httplib::Request& req, httplib::Response& res) {
   }
   if (!v.student) return html(res, 200, login_page(""));
   const auto subs = store_.submissions_of(*v.student);
-  html(res, 200, student_page(*v.student, subs, gradings_of(subs)));
+  html(res, 200,
+       student_page(*v.student, subs, gradings_of(subs), store_.on_leaderboard(*v.student),
+                    leaderboard_of(store_.leaderboard_gradings(), *v.student, secret_)));
 }
 
 void Server::report(const httplib::Request& req, httplib::Response& res) {
@@ -313,6 +329,12 @@ void Server::page_routes() {
     store_.regrade(std::stoll(q.matches[1]));
     wake_.notify_all();
     r.set_redirect(fmt::format("/submissions/{}", q.matches[1].str()), 303);
+  });
+  http_.Post("/leaderboard", [this](const httplib::Request& q, httplib::Response& r) {
+    const Viewer v = viewer(cookie_token(q));
+    if (!v.student) return html(r, 403, login_page("Sign in as a student to join the leaderboard."));
+    store_.set_leaderboard(*v.student, q.get_param_value("join") == "1");
+    r.set_redirect("/", 303);
   });
   http_.Get("/gradebook.csv", [this](const httplib::Request& q, httplib::Response& r) {
     if (!viewer(cookie_token(q)).staff) return html(r, 403, login_page("Only the course staff can export grades."));

@@ -19,6 +19,7 @@ constexpr const char* kSchema = R"(
 CREATE TABLE IF NOT EXISTS students (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, token_sha256 TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS staff (token_sha256 TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS leaderboard (student TEXT PRIMARY KEY REFERENCES students(id));
 CREATE TABLE IF NOT EXISTS submissions (
   id {id}, student TEXT NOT NULL REFERENCES students(id), lab TEXT NOT NULL,
   sha256 TEXT NOT NULL, bytes BIGINT NOT NULL, state TEXT NOT NULL, message TEXT NOT NULL DEFAULT '',
@@ -140,6 +141,30 @@ bool Store::is_staff_token(const std::string& token) {
   std::lock_guard lock(mutex_);
   Transaction t(*db_);
   return !t.query("SELECT 1 FROM staff WHERE token_sha256 = $1", {sha256_of(token)}).empty();
+}
+
+void Store::set_leaderboard(const std::string& student, bool join) {
+  std::lock_guard lock(mutex_);
+  Transaction t(*db_);
+  t.query("DELETE FROM leaderboard WHERE student = $1", {student});
+  if (join) t.query("INSERT INTO leaderboard (student) VALUES ($1)", {student});
+  t.commit();
+}
+
+bool Store::on_leaderboard(const std::string& student) {
+  std::lock_guard lock(mutex_);
+  Transaction t(*db_);
+  return !t.query("SELECT 1 FROM leaderboard WHERE student = $1", {student}).empty();
+}
+
+std::vector<std::tuple<std::string, std::string, std::string>> Store::leaderboard_gradings() {
+  std::lock_guard lock(mutex_);
+  Transaction t(*db_);
+  std::vector<std::tuple<std::string, std::string, std::string>> all;
+  for (const auto& r : t.query("SELECT s.student, s.lab, g.result_json FROM gradings g JOIN submissions s ON "
+                               "s.id = g.submission JOIN leaderboard l ON l.student = s.student ORDER BY g.id"))
+    all.emplace_back(r[0].str(), r[1].str(), r[2].str());
+  return all;
 }
 
 std::optional<std::string> Store::student_of_token(const std::string& token) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "database.hpp"
@@ -55,6 +56,11 @@ class Store {
   bool is_staff_token(const std::string& token);
   // Every submission, newest first, at most `limit` (the instructor's page).
   std::vector<Submission> all_submissions(int limit);
+  // The class leaderboard is opt-in: a student joins or leaves it.
+  void set_leaderboard(const std::string& student, bool join);
+  bool on_leaderboard(const std::string& student);
+  // Every grading of the students on the leaderboard: (student, lab, result JSON).
+  std::vector<std::tuple<std::string, std::string, std::string>> leaderboard_gradings();
   // The student a token belongs to.
   std::optional<std::string> student_of_token(const std::string& token);
 

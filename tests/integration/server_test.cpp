@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
+#include "pages.hpp"
 #include "server_process.hpp"
 
 using nlohmann::json;
@@ -258,6 +259,15 @@ TEST_CASE(
   CHECK(report.find("not implemented") != std::string::npos);
   CHECK(report.find("Regrade") == std::string::npos);
   CHECK(page(tokens["bob"], "/gradebook.csv").first == 403);
+  CHECK(bob_home.find("<h2>Your scores over time</h2>") != std::string::npos);
+  CHECK(bob_home.find("00-hello · 1 graded, last 0%") != std::string::npos);
+  // The leaderboard is opt-in: joining and leaving change the student's own page.
+  CHECK(bob_home.find("Join the leaderboard") != std::string::npos);
+  const httplib::Headers bobs{{"Cookie", "gpulab_token=" + tokens["bob"]}};
+  REQUIRE(browser.Post("/leaderboard", bobs, "join=1", "application/x-www-form-urlencoded"));
+  CHECK(page(tokens["bob"], "/").second.find("Leave the leaderboard") != std::string::npos);
+  REQUIRE(browser.Post("/leaderboard", bobs, "join=0", "application/x-www-form-urlencoded"));
+  CHECK(page(tokens["bob"], "/").second.find("Join the leaderboard") != std::string::npos);
 
   const auto [staff_status, queue] = page(staff, "/");
   CHECK(staff_status == 200);
@@ -289,6 +299,35 @@ TEST_CASE(
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const json again = wait_for(server, tokens["alice"], alices, "graded");
   CHECK(again.at("gradings") == 2);
+}
+
+TEST_CASE(
+    "the leaderboard ranks each task's best passed ratio per student under pseudonyms, and leaves out failures, "
+    "findings and untimed tasks") {
+  auto result = [](const std::string& task, const std::string& status, double ratio, bool finding = false) {
+    json t{{"task", task}, {"status", status}, {"ratio", ratio}, {"rate", ratio * 100}, {"metric_unit", "%"}};
+    if (finding) t["finding"] = "faster_than_device";
+    return json{{"labs", {{{"tasks", {t, {{"task", "naive"}, {"status", "passed"}}}}}}}}.dump();
+  };
+  const std::vector<std::tuple<std::string, std::string, std::string>> gradings{
+      {"alice", "02-transpose", result("optimized", "passed", 0.80)},
+      {"alice", "02-transpose", result("optimized", "passed", 0.90)},  // her best counts
+      {"bob", "02-transpose", result("optimized", "passed", 0.85)},
+      {"carol", "02-transpose", result("optimized", "too_slow", 0.95)},
+      {"dave", "02-transpose", result("optimized", "passed", 9.0, true)}};
+  const auto board = gpulab::server::leaderboard_of(gradings, "bob", "secret");
+  REQUIRE(board.size() == 2);
+  CHECK(board[0].ratio == 0.90);
+  CHECK_FALSE(board[0].you);
+  CHECK(board[1].ratio == 0.85);
+  CHECK(board[1].you);
+  CHECK(board[0].pseudonym.rfind("anon-", 0) == 0);
+  CHECK(board[0].pseudonym.find("alice") == std::string::npos);
+  CHECK(board[0].pseudonym != gpulab::server::leaderboard_of(gradings, "bob", "another secret")[0].pseudonym);
+  const std::string html = gpulab::server::student_page("bob", {}, {}, true, board);
+  CHECK(html.find("90.0%") != std::string::npos);
+  CHECK(html.find("(you)") != std::string::npos);
+  CHECK(html.find("Leave the leaderboard") != std::string::npos);
 }
 
 TEST_CASE("against PostgreSQL, a course server grades, keeps every record, and survives a restart mid-queue" *
