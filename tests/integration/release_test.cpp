@@ -12,6 +12,7 @@
 #include "gpulab/manifest.hpp"
 #include "gpulab/text.hpp"
 #include "release.hpp"
+#include "server_process.hpp"
 
 using namespace gpulab::testing;
 using gpulab::cli::write_student_release;
@@ -189,6 +190,31 @@ TEST_CASE(
     CHECK(run.task(lab.name, task.name).at("message").get<std::string>().find("labs/" + lab.id + "/") !=
           std::string::npos);
   }
+
+#if GPULAB_HAVE_SERVER
+  // The release's `gpulab submit` sends the student's lab to the course's server (this repository's,
+  // SQLite) and prints its official report with the exit status of a check.
+  {
+    const fs::path course = fresh_folder("release/server");
+    write_file(course / "roster.csv", "id,name,email\nstudent,A Student,student@example.org\n");
+    output.clear();
+    REQUIRE(run_command(std::string("'") + GPULAB_CLI + "' roster --dir '" + (course / "server").string() +
+                            "' --import '" + (course / "roster.csv").string() + "'",
+                        output) == 0);
+    const std::string tokens = read_file(course / "server" / "tokens.csv");
+    write_file(repo / ".gpulab-submit", "server = " + std::string("unset") +
+                                            "\ntoken = " + tokens.substr(tokens.find("student,") + 8, 64) + "\n");
+    ServerProcess server(course / "server");
+    output.clear();
+    const int submitted = run_command(
+        "'" + (build / "gpulab").string() + "' submit --server " + server.url() + " --lab " + lab.name + " --poll 0.2",
+        output);
+    INFO(output);
+    CHECK(submitted == 1);
+    CHECK(output.find("sent to " + server.url()) != std::string::npos);
+    CHECK(output.find("not implemented") != std::string::npos);
+  }
+#endif
 
   // `make test` there: the tests that need the solutions are replaced by one that says so.
   output.clear();
