@@ -53,9 +53,9 @@ std::map<std::string, std::string> course_with_roster(const fs::path& root) {
 }
 
 int submit(const ServerProcess& server, const std::string& token, const fs::path& source, std::string& output,
-           const std::string& more = "") {
+           const std::string& more = "", const std::string& lab = "hello") {
   return run_command(std::string("'") + GPULAB_CLI + "' submit --server " + server.url() + " --token " + token +
-                         " --lab hello --poll 0.2 --source '" + source.string() + "' " + more,
+                         " --lab " + lab + " --poll 0.2 --source '" + source.string() + "' " + more,
                      output);
 }
 
@@ -127,6 +127,13 @@ TEST_CASE(
   CHECK(submit(server, tokens["bob"], committed_labs(), bob_output) == 1);
   INFO(bob_output);
   CHECK(bob_output.find("not implemented") != std::string::npos);
+  // A second lab, both ways.
+  std::string transpose_output;
+  CHECK(submit(server, tokens["alice"], repo_path("solutions"), transpose_output, "", "transpose") == 0);
+  CHECK(transpose_output.find("PASSED: 2 of 2 tasks passed") != std::string::npos);
+  transpose_output.clear();
+  CHECK(submit(server, tokens["bob"], committed_labs(), transpose_output, "", "transpose") == 1);
+  CHECK(transpose_output.find("02-transpose") != std::string::npos);
 
   int status = 0;
   const json own = get(server, tokens["alice"], "/api/submissions/1", status);
@@ -136,7 +143,7 @@ TEST_CASE(
   get(server, tokens["bob"], "/api/submissions/1", status);
   CHECK(status == 404);  // alice's, to bob: as if it did not exist
   const json bobs = get(server, tokens["bob"], "/api/submissions", status);
-  CHECK(bobs.at("submissions").size() == 1);
+  CHECK(bobs.at("submissions").size() == 2);
   CHECK(bobs.at("submissions")[0].at("id") == 2);
   get(server, "not-a-token", "/api/submissions", status);
   CHECK(status == 401);
@@ -154,8 +161,8 @@ TEST_CASE(
   CHECK(listed.find("00-hello") != std::string::npos);
 
   SQLite::Database db((root / "server" / "gpulab.sqlite").string());
-  CHECK(db.execAndGet("SELECT COUNT(*) FROM submissions WHERE state = 'graded'").getInt() == 2);
-  CHECK(db.execAndGet("SELECT COUNT(*) FROM gradings").getInt() == 2);
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM submissions WHERE state = 'graded'").getInt() == 4);
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM gradings").getInt() == 4);
   CHECK(db.execAndGet("SELECT COUNT(*) FROM students WHERE token_sha256 = '" + tokens["alice"] + "'").getInt() == 0);
   CHECK(db.execAndGet("SELECT student FROM submissions WHERE id = 2").getString() == "bob");
   // Importing the roster again keeps every token and makes none.
@@ -164,7 +171,7 @@ TEST_CASE(
                         (root / "roster.csv").string() + "'",
                     output) == 0);
   CHECK(output.find("2 students, 0 new") != std::string::npos);
-  CHECK(get(server, tokens["alice"], "/api/submissions", status).at("submissions").size() == 1);
+  CHECK(get(server, tokens["alice"], "/api/submissions", status).at("submissions").size() == 2);
   // A lost token: a new one works, the old one no longer does.
   output.clear();
   CHECK(
@@ -175,7 +182,7 @@ TEST_CASE(
   const std::string fresh = tokens_csv.substr(tokens_csv.rfind("alice,") + 6, 64);
   get(server, tokens["alice"], "/api/submissions", status);
   CHECK(status == 401);
-  CHECK(get(server, fresh, "/api/submissions", status).at("submissions").size() == 1);
+  CHECK(get(server, fresh, "/api/submissions", status).at("submissions").size() == 2);
   CHECK(status == 200);
 
   // Three of one lab waiting or running at once, at most (a hello grading takes seconds here).
