@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import tomllib
 import time
 import urllib.error
 import urllib.request
@@ -41,9 +42,10 @@ def lab_folder(name):
 
 
 def student_files(folder):
-    """The lab's student files, as lab.toml lists them (every backend)."""
-    text = (REPO / "labs" / folder.name / "lab.toml").read_text()
-    names = set(re.findall(r'"([^"]+\.(?:cu|cl|cpp|cuh|h|hpp))"', text.split("[[tasks]]")[0]))
+    """The lab's student files, as lab.toml's [files] lists them (every backend)."""
+    with open(REPO / "labs" / folder.name / "lab.toml", "rb") as f:
+        files = tomllib.load(f)["files"]
+    names = {n for backend in files.values() for n in backend}
     return {n: (folder / n).read_bytes() for n in sorted(names) if (folder / n).is_file()}
 
 
