@@ -31,6 +31,8 @@ import sys
 import time
 
 mkdocs, repo, scratch = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+sys.path.insert(0, str(repo / "tests" / "support"))
+from chromium import headless_chromium  # noqa: E402
 PAGES = ["index.html", "why-gpus.html", "programming-model.html", "memory.html", "theory.html", "performance.html",
          "profiling.html", "host-device.html", "other-platforms.html", "glossary.html", "instructors.html",
          "labs/hello.html", "labs/matmul.html", "labs/transpose.html", "labs/bitonic.html", "labs/filter.html",
@@ -99,23 +101,7 @@ def build_site(edition: str) -> pathlib.Path:
 
 
 def browser(offline_flags: list[str]):
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        skip("Selenium is not installed (python3-selenium; scripts/install-deps.sh test installs it)")
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if not binary or not driver:
-        skip("Chromium or its driver is not installed (chromium, chromium-driver; scripts/install-deps.sh test)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    # No flag here lets a file:// page do more than in a student's browser (--no-sandbox: the test may run as root).
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--window-size={WIDTH},1000",
-                f"--user-data-dir={scratch / 'chromium-profile'}", *offline_flags):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # the requests, to see none leaves
-    return webdriver.Chrome(service=Service(driver), options=options)
+    return headless_chromium(scratch / "chromium-profile", WIDTH, extra_args=offline_flags, log_requests=True)
 
 
 def wait_for(condition, seconds: float = 20):

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 GPULAB, REPO, SKELETONS, SCRATCH = (Path(a) for a in sys.argv[1:5])
+sys.path.insert(0, str(REPO / "tests" / "support"))
+from chromium import headless_chromium  # noqa: E402
 failures = []
 
 
@@ -26,27 +28,8 @@ def check(condition, what):
     return condition
 
 
-def skip(why):
-    print(f"skipped: {why}")
-    sys.exit(77)
-
-
 def browser():
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        skip("Selenium is not installed (python3-selenium; scripts/install-deps.sh test installs it)")
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if not binary or not driver:
-        skip("Chromium or its driver is not installed (chromium, chromium-driver; scripts/install-deps.sh test)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000",
-                f"--user-data-dir={SCRATCH / 'chromium-profile'}"):
-        options.add_argument(arg)
-    return webdriver.Chrome(service=Service(driver), options=options)
+    return headless_chromium(SCRATCH / "chromium-profile", 1280)
 
 
 def start_course():
