@@ -4,6 +4,7 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -28,6 +29,12 @@ std::vector<const Case*> Manifest::cases_for(DeviceClass c, const std::string& t
   for (const auto& k : cases)
     if (k.runs_on(c) && k.applies_to(task)) out.push_back(&k);
   return out;
+}
+
+const Signature* Manifest::find_signature(const std::string& signature_name) const {
+  for (const auto& s : signatures)
+    if (s.name == signature_name) return &s;
+  return nullptr;
 }
 
 const Task* Manifest::find_task(const std::string& task_name) const {
@@ -610,6 +617,7 @@ class Reader {
     m.id = path_.parent_path().filename().string();
     read_settings(root, m);
     read_files(root, m);
+    read_signatures(root, m);
     read_tasks(root, m);
     read_cases(root, m);
     read_random_blocks(root, m);
@@ -650,6 +658,70 @@ class Reader {
     if (const toml::node* profile = root.get("profile")) m.profile = strings(*profile, "profile");
   }
 
+  // [signatures.<name>]: each shape of the student functions, one C++ function type per backend that
+  // [files] lists, e.g. cuda = "void(const float* in, float* out, int n)".
+  void read_signatures(const toml::table& root, Manifest& m) const {
+    const toml::node* node = root.get("signatures");
+    if (!node) return;
+    const toml::table* signatures = node->as_table();
+    if (!signatures || signatures->empty())
+      fail(node,
+           "[signatures] must hold tables, like [signatures.scan] with cuda = \"void(const unsigned* in, int n)\"");
+    for (const auto& [key, value] : *signatures) {
+      Signature s;
+      s.name = std::string(key.str());
+      const toml::table* types = value.as_table();
+      if (!types || !is_identifier(s.name))
+        fail(&value, fmt::format("[signatures.{}] must be a table named like a C++ type (letters, digits, _), of "
+                                 "one function type per backend",
+                                 s.name));
+      for (const auto& [backend, type] : *types) {
+        const std::string b(backend.str());
+        if (!m.files.contains(b))
+          fail(&type, fmt::format("[signatures.{}] names backend '{}', which [files] does not list", s.name, b));
+        auto text = type.value<std::string>();
+        if (!text || !looks_like_function_type(*text))
+          fail(&type, fmt::format("[signatures.{}] {} must be a C++ function type in a string, like "
+                                  "\"void(const float* in, float* out, int n)\"",
+                                  s.name, b));
+        s.types[b] = *text;
+        s.lines[b] = static_cast<int>(type.source().begin.line);
+      }
+      for (const auto& [b, files] : m.files)
+        if (!s.types.contains(b))
+          fail(&value, fmt::format("[signatures.{}] has no {} type, and [files] lists {} files: add {} = \"...\"",
+                                   s.name, b, b, b));
+      m.signatures.push_back(std::move(s));
+    }
+  }
+
+  // A task's signature: the one it names, or the lab's only one.
+  std::string task_signature(const toml::table& t, const Manifest& m, const std::string& task) const {
+    const toml::node* node = t.get("signature");
+    if (!node) {
+      if (m.signatures.size() > 1)
+        fail(&t, fmt::format("task '{}' needs 'signature': the lab declares several in [signatures]", task));
+      return m.signatures.empty() ? std::string() : m.signatures.front().name;
+    }
+    auto name = node->value<std::string>();
+    if (!name || !m.find_signature(*name))
+      fail(node, fmt::format("task '{}': 'signature' must name a table of [signatures]", task));
+    return *name;
+  }
+
+  static bool is_identifier(const std::string& s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  }
+
+  // "ret(params)": a return type, then one parameter list that closes the text.
+  static bool looks_like_function_type(const std::string& s) {
+    const auto open = s.find('(');
+    return open != std::string::npos && open > 0 && s.find_first_not_of(' ') < open && s.back() == ')' &&
+           std::count(s.begin(), s.end(), '(') == std::count(s.begin(), s.end(), ')');
+  }
+
   // [files]: the student files of each backend.
   void read_files(const toml::table& root, Manifest& m) const {
     const toml::table* files = root["files"].as_table();
@@ -671,6 +743,11 @@ class Reader {
       Task task;
       task.name = required<std::string>(*t, "name", "a short task name, e.g. \"naive\"");
       task.function = required<std::string>(*t, "function", "the student function that implements the task");
+      task.function_line = static_cast<int>(t->get("function")->source().begin.line);
+      if (!is_identifier(task.function))
+        fail(t->get("function"),
+             fmt::format("task '{}': function '{}' is not a C++ name (letters, digits, _)", task.name, task.function));
+      task.signature = task_signature(*t, m, task.name);
       task.title = optional<std::string>(*t, "title", "", "a string");
       task.points = optional<double>(*t, "points", 0.0, "a number");
       task.bonus = optional<bool>(*t, "bonus", false, "true or false");

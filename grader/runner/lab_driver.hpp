@@ -212,13 +212,20 @@ std::unique_ptr<LabDriver> make_lab_driver();
 // Reads an integer case parameter, naming the case and the key when it is missing or wrong.
 std::int64_t case_int(const Case& c, const char* key);
 
-// Finds the student function a task names in a lab's bindings table.
+// The student function a task names, from one signature's table of the lab's contract
+// (lab_contract.hpp, made from lab.toml); null when the function has another signature.
 template <typename Function>
-Function find_function(const std::map<std::string, Function>& functions, const std::string& name) {
+Function* lookup_function(const std::map<std::string, Function*>& functions, const std::string& name) {
   auto it = functions.find(name);
-  if (it == functions.end())
-    throw std::invalid_argument("the manifest names function '" + name + "', which this lab's bindings do not define");
-  return it->second;
+  return it == functions.end() ? nullptr : it->second;
+}
+
+// As lookup_function, for a binding that calls one signature: another is the manifest's mistake.
+template <typename Function>
+Function* find_function(const std::map<std::string, Function*>& functions, const std::string& name) {
+  if (Function* f = lookup_function(functions, name)) return f;
+  throw std::invalid_argument("the manifest names function '" + name +
+                              "', which does not have the signature this lab's bindings call: see its [signatures]");
 }
 
 }  // namespace gpulab

@@ -45,11 +45,22 @@ struct Tier {
 struct Task {
   std::string name;
   std::string title;
-  std::string function;  // the student function that implements it, named in reports
+  std::string function;   // the student function that implements it, named in reports
+  std::string signature;  // the name of its shape in the lab's [signatures]; empty: the manifest has none
+  int function_line = 0;  // where lab.toml names `function` (the contract's declarations point there)
   double points = 0;
   bool bonus = false;  // its points come on top; failing it does not fail the lab
   std::optional<Threshold> threshold;
   std::optional<Tier> tier;
+};
+
+// One shape of the lab's student functions, the contract the grader calls them by: per backend, its C++
+// function type, e.g. cuda = "void(const float* in, float* out, int rows, int cols)". Declared once in
+// lab.toml ([signatures.<name>]); the backends' declarations and tables are made from it (contract.hpp).
+struct Signature {
+  std::string name;
+  std::map<std::string, std::string> types;  // backend -> function type
+  std::map<std::string, int> lines;          // backend -> its line in lab.toml
 };
 
 struct Case {
@@ -123,11 +134,13 @@ struct Manifest {
   // The Nsight Compute counters that show this lab's lesson (`gpulab check --profile`, CUDA), by the
   // names of grader/cli/profiler.hpp: "global_loads", "shared_bank_conflicts", "occupancy", ...
   std::vector<std::string> profile;
+  std::vector<Signature> signatures;  // [signatures]: empty in a manifest that declares none (test fixtures)
   std::vector<Task> tasks;
   std::vector<Case> cases;
   std::vector<RandomCases> random;  // drawn per run by with_random_cases
 
   const Task* find_task(const std::string& name) const;
+  const Signature* find_signature(const std::string& name) const;
   std::vector<const Case*> cases_for(DeviceClass c) const;
   // The cases one task runs on one device class.
   std::vector<const Case*> cases_for(DeviceClass c, const std::string& task) const;

@@ -1,13 +1,9 @@
 // Calls the student's OpenCL host functions (labs/01-matmul/matmul_opencl.cpp) with buffers; the
 // harness's naive kernel is the calibration (OpenCL has no vendor GEMM).
 #include "gpulab/backend/opencl.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
 #include "matmul_lab.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void matmul_naive(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k);
-void matmul_tiled(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k);
-void matmul_fast(const gpulab::OpenCLLab& lab, cl_mem a, cl_mem b, cl_mem c, int m, int n, int k);
 
 namespace gpulab::labs {
 
@@ -25,10 +21,7 @@ __kernel void harness_naive_matmul(__global const float* a, __global const float
 }  // namespace
 
 MatmulLaunch bind_matmul(Device& device, const std::string& function) {
-  using Function = void (*)(const OpenCLLab&, cl_mem, cl_mem, cl_mem, int, int, int);
-  static const std::map<std::string, Function> functions{
-      {"matmul_naive", matmul_naive}, {"matmul_tiled", matmul_tiled}, {"matmul_fast", matmul_fast}};
-  const Function f = find_function(functions, function);
+  const auto f = find_function(contract::matmul_functions(), function);
   const OpenCLLab& lab = opencl::lab(device);
   return [f, &lab](Buffer& a, Buffer& b, Buffer& c, int m, int n, int k) {
     f(lab, opencl::memory(a), opencl::memory(b), opencl::memory(c), m, n, k);

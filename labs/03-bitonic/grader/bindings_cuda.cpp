@@ -3,13 +3,8 @@
 #include "baselines_cuda.hpp"
 #include "bitonic_lab.hpp"
 #include "gpulab/backend/cuda.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void bitonic_global(unsigned* keys, int n);
-void bitonic_shared(unsigned* keys, int n);
-void bitonic_any_n(unsigned* keys, int n);
-void bitonic_fast(unsigned* keys, int n);
 
 namespace gpulab::labs {
 
@@ -20,12 +15,7 @@ SortLaunch on_pointer(std::function<void(unsigned*, int)> f) {
 }  // namespace
 
 SortLaunch bind_sort(Device&, const std::string& function) {
-  using Function = void (*)(unsigned*, int);
-  static const std::map<std::string, Function> functions{{"bitonic_global", bitonic_global},
-                                                         {"bitonic_shared", bitonic_shared},
-                                                         {"bitonic_any_n", bitonic_any_n},
-                                                         {"bitonic_fast", bitonic_fast}};
-  return on_pointer(find_function(functions, function));
+  return on_pointer(find_function(contract::bitonic_functions(), function));
 }
 
 SortLaunch harness_naive_sort(Device&) { return on_pointer(bitonic_cuda::naive_sort); }

@@ -2,13 +2,8 @@
 // harness's naive bitonic sort is the calibration (OpenCL has no vendor sort).
 #include "bitonic_lab.hpp"
 #include "gpulab/backend/opencl.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void bitonic_global(const gpulab::OpenCLLab& lab, cl_mem keys, int n);
-void bitonic_shared(const gpulab::OpenCLLab& lab, cl_mem keys, int n);
-void bitonic_any_n(const gpulab::OpenCLLab& lab, cl_mem keys, int n);
-void bitonic_fast(const gpulab::OpenCLLab& lab, cl_mem keys, int n);
 
 namespace gpulab::labs {
 
@@ -27,12 +22,7 @@ __kernel void harness_naive_step(__global uint* keys, int n, int k, int j, int m
 }  // namespace
 
 SortLaunch bind_sort(Device& device, const std::string& function) {
-  using Function = void (*)(const OpenCLLab&, cl_mem, int);
-  static const std::map<std::string, Function> functions{{"bitonic_global", bitonic_global},
-                                                         {"bitonic_shared", bitonic_shared},
-                                                         {"bitonic_any_n", bitonic_any_n},
-                                                         {"bitonic_fast", bitonic_fast}};
-  const Function f = find_function(functions, function);
+  const auto f = find_function(contract::bitonic_functions(), function);
   const OpenCLLab& lab = opencl::lab(device);
   return [f, &lab](Buffer& keys, int n) { f(lab, opencl::memory(keys), n); };
 }

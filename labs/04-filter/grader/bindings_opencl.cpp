@@ -2,14 +2,8 @@
 // harness's staff kernels are the calibrations of the staff_fraction bounds.
 #include "filter_lab.hpp"
 #include "gpulab/backend/opencl.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void box_naive(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height, int radius);
-void box_tiled(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height, int radius);
-void gaussian(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem temp, cl_mem out, int width, int height, int radius);
-void median3(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height);
-void median5(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem out, int width, int height);
 
 namespace gpulab::labs {
 
@@ -130,23 +124,17 @@ void staff_median5(__global const uint* in, __global uint* out, int width, int h
 }  // namespace
 
 FilterLaunch bind_filter(Device& device, const std::string& function) {
-  using gpulab::OpenCLLab;
-  using Launch = void (*)(const OpenCLLab&, cl_mem, cl_mem, cl_mem, int, int, int);
-  // One shape for all: the harness passes what a function needs and drops the rest.
-  static const std::map<std::string, Launch> functions{
-      {"box_naive",
-       [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int r) { box_naive(l, in, out, w, h, r); }},
-      {"box_tiled",
-       [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int r) { box_tiled(l, in, out, w, h, r); }},
-      {"gaussian", [](const OpenCLLab& l, cl_mem in, cl_mem temp, cl_mem out, int w, int h,
-                      int r) { gaussian(l, in, temp, out, w, h, r); }},
-      {"median3",
-       [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int) { median3(l, in, out, w, h); }},
-      {"median5",
-       [](const OpenCLLab& l, cl_mem in, cl_mem, cl_mem out, int w, int h, int) { median5(l, in, out, w, h); }},
-  };
-  const Launch f = find_function(functions, function);
   const OpenCLLab& lab = opencl::lab(device);
+  // One shape for all: the harness passes what a function needs and drops the rest.
+  if (auto* f = lookup_function(contract::box_functions(), function))
+    return [f, &lab](Buffer& in, Buffer&, Buffer& out, int width, int height, int radius) {
+      f(lab, opencl::memory(in), opencl::memory(out), width, height, radius);
+    };
+  if (auto* f = lookup_function(contract::median_functions(), function))
+    return [f, &lab](Buffer& in, Buffer&, Buffer& out, int width, int height, int) {
+      f(lab, opencl::memory(in), opencl::memory(out), width, height);
+    };
+  const auto f = find_function(contract::gaussian_functions(), function);
   return [f, &lab](Buffer& in, Buffer& temp, Buffer& out, int width, int height, int radius) {
     f(lab, opencl::memory(in), opencl::memory(temp), opencl::memory(out), width, height, radius);
   };

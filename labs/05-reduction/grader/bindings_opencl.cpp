@@ -1,13 +1,9 @@
 // Calls the student's OpenCL host functions (labs/05-reduction/reduction_opencl.cpp) with buffers; the
 // harness's tree is the staff calibration (OpenCL has no vendor reduction).
 #include "gpulab/backend/opencl.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
 #include "reduction_lab.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void reduce_atomic(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem scratch, cl_mem out, int n);
-void reduce_tree(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem scratch, cl_mem out, int n);
-void reduce_fast(const gpulab::OpenCLLab& lab, cl_mem in, cl_mem scratch, cl_mem out, int n);
 
 namespace gpulab::labs {
 
@@ -36,10 +32,7 @@ void harness_tree(__global const float* src, int src_offset, int n, __global flo
 }  // namespace
 
 ReduceLaunch bind_reduce(Device& device, const std::string& function) {
-  using Function = void (*)(const OpenCLLab&, cl_mem, cl_mem, cl_mem, int);
-  static const std::map<std::string, Function> functions{
-      {"reduce_atomic", reduce_atomic}, {"reduce_tree", reduce_tree}, {"reduce_fast", reduce_fast}};
-  const Function f = find_function(functions, function);
+  const auto f = find_function(contract::reduction_functions(), function);
   const OpenCLLab& lab = opencl::lab(device);
   return [f, &lab](Buffer& in, Buffer& scratch, Buffer& out, int n) {
     f(lab, opencl::memory(in), opencl::memory(scratch), opencl::memory(out), n);

@@ -4,12 +4,8 @@
 
 #include "gpulab/backend/opencl.hpp"
 #include "histogram_lab.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void histogram_global(const gpulab::OpenCLLab& lab, cl_mem bytes, cl_mem bins, int n);
-void histogram_shared(const gpulab::OpenCLLab& lab, cl_mem bytes, cl_mem bins, int n);
-void histogram_fast(const gpulab::OpenCLLab& lab, cl_mem bytes, cl_mem bins, int n);
 
 namespace gpulab::labs {
 
@@ -76,11 +72,7 @@ HistogramLaunch staff_histogram(Device& device) {
 }
 
 HistogramLaunch bind_histogram(Device& device, const std::string& function) {
-  using Function = void (*)(const OpenCLLab&, cl_mem, cl_mem, int);
-  static const std::map<std::string, Function> functions{{"histogram_global", histogram_global},
-                                                         {"histogram_shared", histogram_shared},
-                                                         {"histogram_fast", histogram_fast}};
-  const Function f = find_function(functions, function);
+  const auto f = find_function(contract::histogram_functions(), function);
   const OpenCLLab& lab = opencl::lab(device);
   return [f, &lab](Buffer& bytes, Buffer& bins, int n) { f(lab, opencl::memory(bytes), opencl::memory(bins), n); };
 }

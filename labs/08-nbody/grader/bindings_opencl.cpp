@@ -1,13 +1,9 @@
 // Calls the student's OpenCL host functions (labs/08-nbody/nbody_opencl.cpp) with buffers; the
 // harness's naive kernel is the calibration.
 #include "gpulab/backend/opencl.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
 #include "nbody_lab.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void nbody_naive(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int n, float softening2);
-void nbody_tiled(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int n, float softening2);
-void nbody_fast(const gpulab::OpenCLLab& lab, cl_mem bodies, cl_mem accel, int n, float softening2);
 
 namespace gpulab::labs {
 
@@ -35,10 +31,7 @@ __kernel void harness_naive_nbody(__global const float4* bodies, __global float4
 }  // namespace
 
 NbodyLaunch bind_nbody(Device& device, const std::string& function) {
-  using Function = void (*)(const OpenCLLab&, cl_mem, cl_mem, int, float);
-  static const std::map<std::string, Function> functions{
-      {"nbody_naive", nbody_naive}, {"nbody_tiled", nbody_tiled}, {"nbody_fast", nbody_fast}};
-  const Function f = find_function(functions, function);
+  const auto f = find_function(contract::nbody_functions(), function);
   const OpenCLLab& lab = opencl::lab(device);
   return [f, &lab](Buffer& bodies, Buffer& accel, int n, float softening2) {
     f(lab, opencl::memory(bodies), opencl::memory(accel), n, softening2);

@@ -2,19 +2,14 @@
 // harness's naive kernel is the calibration.
 #include "baselines_cuda.hpp"
 #include "gpulab/backend/cuda.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
 #include "mandelbrot_lab.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void mandelbrot_by_pixel(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
-                         int julia, float cx, float cy);
-void mandelbrot_balanced(unsigned* counts, int width, int height, float x0, float y0, float dx, float dy, int max_iter,
-                         int julia, float cx, float cy);
 
 namespace gpulab::labs {
 
 namespace {
-using Function = void (*)(unsigned*, int, int, float, float, float, float, int, int, float, float);
+using Function = contract::mandelbrot*;
 
 MandelbrotLaunch on_pointer(Function f) {
   return [f](Buffer& counts, int width, int height, const reference::View& v) {
@@ -24,9 +19,7 @@ MandelbrotLaunch on_pointer(Function f) {
 }  // namespace
 
 MandelbrotLaunch bind_mandelbrot(Device&, const std::string& function) {
-  static const std::map<std::string, Function> functions{{"mandelbrot_by_pixel", mandelbrot_by_pixel},
-                                                         {"mandelbrot_balanced", mandelbrot_balanced}};
-  return on_pointer(find_function(functions, function));
+  return on_pointer(find_function(contract::mandelbrot_functions(), function));
 }
 
 MandelbrotLaunch harness_naive_mandelbrot(Device&) { return on_pointer(mandelbrot_cuda::launch_naive); }

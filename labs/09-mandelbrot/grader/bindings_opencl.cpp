@@ -1,14 +1,9 @@
 // Calls the student's OpenCL host functions (labs/09-mandelbrot/mandelbrot_opencl.cpp) with a buffer;
 // the harness's naive kernel is the calibration.
 #include "gpulab/backend/opencl.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
 #include "mandelbrot_lab.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void mandelbrot_by_pixel(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
-                         float dx, float dy, int max_iter, int julia, float cx, float cy);
-void mandelbrot_balanced(const gpulab::OpenCLLab& lab, cl_mem counts, int width, int height, float x0, float y0,
-                         float dx, float dy, int max_iter, int julia, float cx, float cy);
 
 namespace gpulab::labs {
 
@@ -38,10 +33,7 @@ __kernel void harness_naive_mandelbrot(__global uint* counts, int width, int hei
 }  // namespace
 
 MandelbrotLaunch bind_mandelbrot(Device& device, const std::string& function) {
-  using Function = void (*)(const OpenCLLab&, cl_mem, int, int, float, float, float, float, int, int, float, float);
-  static const std::map<std::string, Function> functions{{"mandelbrot_by_pixel", mandelbrot_by_pixel},
-                                                         {"mandelbrot_balanced", mandelbrot_balanced}};
-  const Function f = find_function(functions, function);
+  const auto f = find_function(contract::mandelbrot_functions(), function);
   const OpenCLLab& lab = opencl::lab(device);
   return [f, &lab](Buffer& counts, int width, int height, const reference::View& v) {
     f(lab, opencl::memory(counts), width, height, v.x0, v.y0, v.dx, v.dy, v.max_iter, v.julia ? 1 : 0, v.cx, v.cy);

@@ -7,16 +7,9 @@
 
 #include "gpulab/backend/cuda.hpp"
 #include "gpulab/student/cuda.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
 #include "streams_lab.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-void stream_serial(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
-                   cudaTextureObject_t key);
-void stream_pinned(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
-                   cudaTextureObject_t key);
-void stream_chunks(const float* in, float* out, float* d_in, float* d_out, int n, float a, float b,
-                   cudaTextureObject_t key);
 
 namespace gpulab::labs {
 namespace {
@@ -118,7 +111,7 @@ class KeyTexture {
 
 class CudaStreamFunction final : public StreamFunction {
  public:
-  using Function = void (*)(const float*, float*, float*, float*, int, float, float, cudaTextureObject_t);
+  using Function = contract::streams*;
   explicit CudaStreamFunction(Function f) : f_(f) {}
   void set_key(float key) override { key_.write(key); }
   void call(const float* in, float* out, Buffer& d_in, Buffer& d_out, int n, float a, float b) override {
@@ -133,9 +126,7 @@ class CudaStreamFunction final : public StreamFunction {
 }  // namespace
 
 std::unique_ptr<StreamFunction> bind_stream(Device&, const std::string& function) {
-  static const std::map<std::string, CudaStreamFunction::Function> functions{
-      {"stream_serial", stream_serial}, {"stream_pinned", stream_pinned}, {"stream_chunks", stream_chunks}};
-  return std::make_unique<CudaStreamFunction>(find_function(functions, function));
+  return std::make_unique<CudaStreamFunction>(find_function(contract::streams_functions(), function));
 }
 
 std::unique_ptr<PinnedMemory> allocate_pinned(Device&, std::size_t bytes) {

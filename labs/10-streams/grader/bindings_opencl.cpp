@@ -3,17 +3,9 @@
 #include <fmt/format.h>
 
 #include "gpulab/backend/opencl.hpp"
+#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
 #include "lab_driver.hpp"
 #include "streams_lab.hpp"
-
-// The lab's contract: these signatures are fixed, the grader calls them.
-// The kernel's last argument, key, is the grader's (StreamFunction::set_key).
-void stream_serial(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
-                   float b);
-void stream_pinned(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
-                   float b);
-void stream_chunks(const gpulab::OpenCLLab& lab, const float* in, float* out, cl_mem d_in, cl_mem d_out, int n, float a,
-                   float b);
 
 namespace gpulab::labs {
 namespace {
@@ -100,7 +92,7 @@ class ClCopies final : public HostDeviceCopies {
 // has no call that reads one back, so host code never learns the key; only the kernel has it.
 class ClStreamFunction final : public StreamFunction {
  public:
-  using Function = void (*)(const OpenCLLab&, const float*, float*, cl_mem, cl_mem, int, float, float);
+  using Function = contract::streams*;
   ClStreamFunction(const OpenCLLab& lab, Function f) : lab_(lab), f_(f) {}
   void set_key(float key) override {
     cl_kernel kernel = lab_.kernel(kKernel);
@@ -129,9 +121,8 @@ class ClStreamFunction final : public StreamFunction {
 }  // namespace
 
 std::unique_ptr<StreamFunction> bind_stream(Device& device, const std::string& function) {
-  static const std::map<std::string, ClStreamFunction::Function> functions{
-      {"stream_serial", stream_serial}, {"stream_pinned", stream_pinned}, {"stream_chunks", stream_chunks}};
-  return std::make_unique<ClStreamFunction>(opencl::lab(device), find_function(functions, function));
+  return std::make_unique<ClStreamFunction>(opencl::lab(device),
+                                            find_function(contract::streams_functions(), function));
 }
 
 std::unique_ptr<PinnedMemory> allocate_pinned(Device& device, std::size_t bytes) {
