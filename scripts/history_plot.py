@@ -29,7 +29,7 @@ def load(path: pathlib.Path) -> list[dict]:
 
 
 def matches(lab: dict, wanted: str | None) -> bool:
-    """LAB= as `gpulab history` reads it (lab_named in grader/cli/lab_run.cpp): folder, name or number."""
+    """LAB= as `gpulab history` reads it (lab_named in grader/cli/run/lab_run.cpp): folder, name or number."""
     if not wanted:
         return True
     lab_id = lab.get("id", "")

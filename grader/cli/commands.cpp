@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "gpulab/device.hpp"
+#include "lab_run.hpp"  // lab_named
 
 namespace gpulab::cli {
 

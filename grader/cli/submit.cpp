@@ -22,7 +22,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string trimmed(const std::string& s) {
+std::string trimmed_text(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r");
   if (first == std::string::npos) return {};
   return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
@@ -33,8 +33,8 @@ void read_settings(const fs::path& file, SubmitOptions& o) {
   std::ifstream in(file);
   for (std::string line; std::getline(in, line);) {
     const auto eq = line.find('=');
-    if (eq == std::string::npos || trimmed(line).rfind('#', 0) == 0) continue;
-    const std::string key = trimmed(line.substr(0, eq)), value = trimmed(line.substr(eq + 1));
+    if (eq == std::string::npos || trimmed_text(line).rfind('#', 0) == 0) continue;
+    const std::string key = trimmed_text(line.substr(0, eq)), value = trimmed_text(line.substr(eq + 1));
     if (key == "server" && o.server.empty()) o.server = value;
     if (key == "token" && o.token.empty()) o.token = value;
   }

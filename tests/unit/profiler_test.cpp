@@ -1,4 +1,4 @@
-// The profiler feedback (grader/cli/profiler.hpp) without a GPU: ncu's CSV read back, each counter's
+// The profiler feedback (grader/cli/gpu_tools/profiler.hpp) without a GPU: ncu's CSV read back, each counter's
 // figure and reading from launch figures (those of coalesced, strided, padded and unpadded kernels
 // measured on the H100), ncu's failures in words, and where profiling cannot run.
 #include <doctest/doctest.h>

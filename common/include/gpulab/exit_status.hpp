@@ -1,5 +1,5 @@
 // How the grader's own child processes say what happened through their exit status: the lab
-// runner (grader/runner/main.cpp) and a sandboxed child that could not start (grader/cli/sandbox.cpp),
+// runner (grader/runner/main.cpp) and a sandboxed child that could not start (grader/cli/run/sandbox.cpp),
 // read by the supervisor and the batch (grader/cli/).
 #pragma once
 

@@ -132,7 +132,7 @@ struct Manifest {
   // Instrumented launches are tens of times slower, and the small cases find the same mistakes.
   std::int64_t sanitize_max_size = 0;
   // The Nsight Compute counters that show this lab's lesson (`gpulab check --profile`, CUDA), by the
-  // names of grader/cli/profiler.hpp: "global_loads", "shared_bank_conflicts", "occupancy", ...
+  // names of grader/cli/gpu_tools/profiler.hpp: "global_loads", "shared_bank_conflicts", "occupancy", ...
   std::vector<std::string> profile;
   std::vector<Signature> signatures;  // [signatures]: empty in a manifest that declares none (test fixtures)
   std::vector<Task> tasks;

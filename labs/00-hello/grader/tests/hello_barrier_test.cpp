@@ -1,4 +1,4 @@
-// An off-by-one bounds test is no barrier finding: the barrier check (grader/cli/barrier_check.hpp) on
+// An off-by-one bounds test is no barrier finding: the barrier check (grader/cli/checks/barrier_check.hpp) on
 // this lab's reference solution, planted with the mistake the sanitizer finds instead.
 #include <doctest/doctest.h>
 

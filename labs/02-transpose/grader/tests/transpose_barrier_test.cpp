@@ -1,4 +1,4 @@
-// A barrier moved into the bounds test is found: the barrier check (grader/cli/barrier_check.hpp) on
+// A barrier moved into the bounds test is found: the barrier check (grader/cli/checks/barrier_check.hpp) on
 // this lab's reference solution, planted with the mistake.
 #include <doctest/doctest.h>
 

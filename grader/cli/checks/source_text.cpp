@@ -5,14 +5,14 @@
 
 namespace gpulab::cli {
 
-namespace {
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+namespace {
 
 // A ' inside a number (1'000) separates digits; anywhere else it opens a character literal.
 bool digit_separator(const std::string& s, std::size_t quote) {
   std::size_t k = quote;
-  while (k > 0 && ident_char(s[k - 1])) --k;
+  while (k > 0 && is_identifier_char(s[k - 1])) --k;
   return k < quote && std::isdigit(static_cast<unsigned char>(s[k]));
 }
 

@@ -33,7 +33,6 @@ struct Token {
 };
 
 bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
 // Skips a preprocessor directive and its continuation lines; returns the offset of its final newline.
@@ -66,14 +65,14 @@ std::size_t lex_one(const std::string& code, std::size_t i, bool& ident) {
   ident = false;
   if (ident_start(c)) {
     ident = true;
-    while (i < code.size() && ident_char(code[i])) ++i;
+    while (i < code.size() && is_identifier_char(code[i])) ++i;
     return i;
   }
   if (digit(c) || (c == '.' && digit(next))) {
     for (++i; i < code.size(); ++i) {
       const char d = code[i];
       const bool exponent_sign = (d == '+' || d == '-') && std::strchr("eEpP", code[i - 1]) != nullptr;
-      if (!ident_char(d) && d != '.' && d != '\'' && !exponent_sign) break;
+      if (!is_identifier_char(d) && d != '.' && d != '\'' && !exponent_sign) break;
     }
     return i;
   }
@@ -1084,19 +1083,19 @@ bool shared_or_barrier_word(const std::vector<Token>& t, std::size_t k) {
 }
 
 bool identifier_like(const std::string& s) {
-  return !s.empty() && ident_start(s[0]) && std::all_of(s.begin(), s.end(), ident_char);
+  return !s.empty() && ident_start(s[0]) && std::all_of(s.begin(), s.end(), is_identifier_char);
 }
 
 // The identifiers of `text`, in order.
 std::vector<std::string> identifiers_in(const std::string& text) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < text.size();) {
-    if (!ident_start(text[i]) || (i > 0 && ident_char(text[i - 1]))) {
+    if (!ident_start(text[i]) || (i > 0 && is_identifier_char(text[i - 1]))) {
       ++i;
       continue;
     }
     std::size_t end = i;
-    while (end < text.size() && ident_char(text[end])) ++end;
+    while (end < text.size() && is_identifier_char(text[end])) ++end;
     out.push_back(text.substr(i, end - i));
     i = end;
   }

@@ -19,4 +19,7 @@ std::string blank_comments(std::string source, Literals literals);
 // Spaces over [from, to) of `text`, newlines kept.
 void blank_range(std::string& text, std::size_t from, std::size_t to);
 
+// Whether `c` may be part of an identifier (letters, digits, _): where a word starts and ends.
+bool is_identifier_char(char c);
+
 }  // namespace gpulab::cli

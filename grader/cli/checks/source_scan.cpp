@@ -22,8 +22,6 @@ std::string code_only(const std::string& source, bool blank_strings = false) {
   return lower_case(blank_comments(source, blank_strings ? Literals::blank : Literals::keep));
 }
 
-bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
 // Calls each line of `text` with its number.
 template <typename F>
 void for_each_line(const std::string& text, F&& f) {
@@ -51,10 +49,10 @@ std::vector<ForbiddenUse> find_forbidden(const std::string& source, const std::v
       const std::string& p = lowered[i];
       if (p.empty()) continue;
       for (std::size_t at = row.find(p); at != std::string_view::npos; at = row.find(p, at + 1)) {
-        const bool starts = !identifier_char(p.front()) || at == 0 || !identifier_char(row[at - 1]);
+        const bool starts = !is_identifier_char(p.front()) || at == 0 || !is_identifier_char(row[at - 1]);
         const std::size_t after = at + p.size();
         const bool ends =
-            !whole_words || !identifier_char(p.back()) || after >= row.size() || !identifier_char(row[after]);
+            !whole_words || !is_identifier_char(p.back()) || after >= row.size() || !is_identifier_char(row[after]);
         if (starts && ends) {
           out.push_back({line, patterns[i]});
           break;
