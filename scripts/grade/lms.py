@@ -45,7 +45,7 @@ class Refusal(Exception):
 
 
 def plain_key(name: str) -> str:
-    """A student key `gpulab grade` keeps as it is (grader/instructor/submission.hpp, student_name): NFC, letters
+    """A student key `gpulab grade` keeps as it is (grader/instructor/grade/submission.hpp, student_name): NFC, letters
     of any script, digits, spaces and -_.@+; anything else becomes '-'."""
     out = []
     for c in unicodedata.normalize("NFC", name).strip():
