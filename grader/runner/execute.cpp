@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "lab_driver.hpp"
 
@@ -229,18 +230,89 @@ class TimingPlan {
   int previous_ = 0;           // the correctness launch used set 0
 };
 
+// The framework's rule for timing cases: every warm-up and timed launch sees contents that its set
+// did not hold at its previous launch, so no launch can return a result kept from an earlier one.
+// A driver that breaks it (one input set, no `load`, or a `load` that changes nothing a launch
+// sees) stops the run as the grader's failure, before any student result depends on it.
+class FreshLaunches {
+ public:
+  FreshLaunches(const Case& c, const Launchable& l) : c_(c), l_(l) {
+    if (c.timing && (l.sets < 2 || !l.load))
+      fault_ = fmt::format(
+          "the lab's driver gives timing case '{}' {} input set{}{}: a timing case needs several, "
+          "and a Launchable::load that gives each new contents before its launches (lab_driver.hpp)",
+          c.name, l.sets, l.sets == 1 ? "" : "s", l.load ? "" : " and no load");
+  }
+  const std::string& fault() const { return fault_; }
+
+  // Before a launch of `set` (after its prepare): what it will see, against its previous launch.
+  void check(int set, bool warmup_or_timed) {
+    if (!c_.timing || !fault_.empty()) return;
+    const std::uint64_t now = fingerprint(set);
+    const auto last = last_.find(set);
+    if (warmup_or_timed && last != last_.end() && last->second == now)
+      fault_ = fmt::format(
+          "the lab's driver gave input set {} of timing case '{}' the contents and arguments it held "
+          "at its previous launch: a kernel could return the result it kept from then. "
+          "Launchable::load must change what the set's launch sees (new contents, a new mask, or "
+          "new Launchable::arguments)",
+          set + 1, c_.name);
+    last_[set] = now;
+  }
+
+ private:
+  // FNV-1a over the set's buffers (whole when small, else the same seeded chunks every time, and
+  // the words patched into them) and its arguments: poisoned outputs hash alike, so the inputs and
+  // arguments decide.
+  std::uint64_t fingerprint(int set) const {
+    std::uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](const std::uint8_t* p, std::size_t n) {
+      for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    };
+    std::vector<std::uint8_t> bytes;
+    if (l_.watched)
+      for (const Watched& w : l_.watched(set)) {
+        Rng places(w.buffer->size());  // the same places at every launch of the case
+        for (const auto& [offset, size] : chunks_to_compare(w.buffer->size(), &places)) {
+          bytes.resize(size);
+          w.buffer->download_range(bytes.data(), offset, size);
+          mix(bytes.data(), size);
+        }
+        if (w.patches)  // the words patched in, as the buffer holds them
+          for (const auto& [index, word] : *w.patches) {
+            std::uint32_t seen = 0;
+            if ((index + 1) * sizeof seen > w.buffer->size()) continue;
+            w.buffer->download_range(&seen, index * sizeof seen, sizeof seen);
+            mix(reinterpret_cast<const std::uint8_t*>(&seen), sizeof seen);
+          }
+      }
+    if (l_.arguments) {
+      const std::string text = l_.arguments(set);
+      mix(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+    }
+    return h;
+  }
+
+  const Case& c_;
+  const Launchable& l_;
+  std::map<int, std::uint64_t> last_;
+  std::string fault_;
+};
+
 class CaseRun {
  public:
   CaseRun(const RunContext& ctx, const Case& c, const Launchable& l)
       : ctx_(ctx),
         c_(c),
         l_(l),
-        samples_rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "sampled checks " + ctx.task, c.name)) {
+        samples_rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "sampled checks " + ctx.task, c.name)),
+        fresh_(c, l) {
     result_.name = c.name;
     result_.work = l.work;
   }
 
   CaseResult run() {
+    if (!fresh_.fault().empty()) return driver_fault();
     try {
       if (!launch_checked(0, false, "")) return result_;
       if (c_.timing) {
@@ -255,6 +327,7 @@ class CaseRun {
             },
             result_.telemetry);
         result_.timed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (!fresh_.fault().empty()) return driver_fault();
         if (!timed) return result_;
       }
     } catch (const BufferOverrun& e) {  // a buffer the student's code allocated itself (errors.hpp)
@@ -266,6 +339,12 @@ class CaseRun {
   }
 
  private:
+  CaseResult driver_fault() {
+    result_.passed = false;
+    result_.driver_fault = fresh_.fault();
+    return result_;
+  }
+
   bool fail(std::string message, std::string details, std::string finding = "") {
     result_.passed = false;
     result_.message = fmt::format("case {}: {}", c_.name, message);
@@ -303,6 +382,8 @@ class CaseRun {
 
   bool launch_checked(int set, bool quick, const std::string& which) {
     l_.prepare(set);
+    fresh_.check(set, !which.empty());
+    if (!fresh_.fault().empty()) return false;
     watch_host(set);
     if (ctx_.profiled) ctx_.device.begin_profiled_region();
     l_.launch(set);
@@ -314,6 +395,8 @@ class CaseRun {
   // One timed launch of `set` after a cache flush, then (every other time) one of the baseline.
   bool timed_pair(int set, int number, int of) {
     l_.prepare(set);
+    fresh_.check(set, true);
+    if (!fresh_.fault().empty()) return false;
     watch_host(set);
     ctx_.device.flush_caches();
     samples_.push_back(ctx_.device.time([&] { l_.launch(set); }).counted_ms());
@@ -387,6 +470,7 @@ class CaseRun {
   std::optional<TimingPlan> plan_;
   HostWatch host_watch_;
   Rng samples_rng_;  // where sampled checks look: seeded, not predictable by student code
+  FreshLaunches fresh_;
 };
 
 }  // namespace

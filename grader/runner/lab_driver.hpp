@@ -153,8 +153,14 @@ struct Launchable {
   std::function<std::vector<ExactOutput>(int set)> exact_outputs;
   // Puts input contents `content` (0..sets-1) into the input buffers of `set`. The runner moves
   // contents between sets during timing, so the same buffer never holds the same data twice in a
-  // row and a result cached by pointer is stale. Set i starts with contents i. Empty: contents stay.
+  // row and a result cached by pointer is stale. Set i starts with contents i. Required for a timing
+  // case, whose launches the framework holds to it (FreshLaunches in execute.cpp): before every
+  // warm-up and timed launch, what the set's buffers hold (sampled) and its `arguments` must differ
+  // from what they were at the set's previous launch, or the run stops as the grader's failure.
   std::function<void(int set, int content)> load;
+  // The launch's arguments besides buffers that `load` changes (a lab whose new contents are new
+  // parameters, such as the Mandelbrot lab's window), as text. Empty: none.
+  std::function<std::string(int set)> arguments;
   double work = 0;  // what one launch must do, in the driver's rate unit
   // Host data of the driver's that its checks rely on besides the inputs' originals and the exact
   // outputs (e.g. a reference compared within a tolerance): checksummed around every launch where

@@ -106,11 +106,16 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
   const RunContext task_ctx = task_context(ctx, r, calibration);
   bool device_lost = false;
   std::optional<Status> stop;  // a failure that makes the remaining cases pointless
+  std::string driver_fault;    // the lab's driver broke a rule of the framework: no verdict at all
   for (const Case* c : cases) {
     progress.emit({{"event", "case_begin"}, {"task", task.name}, {"case", c->name}});
     try {
       const auto began = std::chrono::steady_clock::now();
       CaseResult cr = driver.run(task_ctx, task, *c);
+      if (!cr.driver_fault.empty()) {
+        driver_fault = cr.driver_fault;
+        break;
+      }
       cr.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       cr.hidden = c->hidden;
       progress.emit({{"event", "case_end"}, {"task", task.name}, {"result", cr}});
@@ -150,6 +155,9 @@ bool run_task(const RunContext& ctx, LabDriver& driver, const Task& task, Progre
     break;
   }
 
+  // Out of the runner as a setup error: the grader's failure (early_exit.cpp), never the student's.
+  if (!driver_fault.empty())
+    throw std::logic_error(fmt::format("task {}: the grader failed, not the submission: {}", task.name, driver_fault));
   // What ran is reported as measured; the verdict is the parent's (gpulab/verdict.hpp).
   if (stop)
     r.status = *stop;

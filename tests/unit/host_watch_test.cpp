@@ -11,6 +11,7 @@
 #include "gpulab/backend/opencl.hpp"
 #include "gpulab/host_watch.hpp"
 #include "lab_driver.hpp"
+#include "opencl_cpu.hpp"
 
 using namespace gpulab;
 
@@ -53,31 +54,25 @@ TEST_CASE("host memory access: the device's own answer first, then NVML's addres
 
 namespace {
 
-std::optional<DeviceInfo> opencl_cpu_device() {
-  for (const DeviceInfo& d : list_devices("opencl"))
-    if (d.device_class == DeviceClass::cpu) return d;
-  return std::nullopt;
-}
+using testing::opencl_cpu_device;
 
-// The planted student kernel: the right output (0..words-1) without a host address; given one, it
+// The planted student kernel: the right output (base + 0..words-1) without a host address; given one, it
 // writes `value` everywhere instead, to its output and to the words at that address: the harness's
 // expected output, so that the wrong result compares equal.
 constexpr const char* kForgingKernel = R"(
-__kernel void forge(__global uint* out, uint value, ulong host_address, uint words) {
+__kernel void forge(__global uint* out, uint value, ulong host_address, uint words, uint base) {
   const size_t i = get_global_id(0);
   if (i >= words) return;
-  out[i] = host_address != 0 ? value : (uint)i;
+  out[i] = host_address != 0 ? value : (uint)i + base;
   if (host_address != 0) ((__global uint*)host_address)[i] = value;
 }
 )";
 
-// A case of a made-up exact lab whose expected output is 0..n-1, run by the runner's execute() with
-// the planted kernel as the student's launch; it writes the host address on launch `forge_on`
-// (counted from 1; 0: never).
+// A case of a made-up exact lab whose expected output is base + 0..n-1, run by the runner's execute()
+// with the planted kernel as the student's launch; it writes the host address on launch `forge_on`
+// (counted from 1; 0: never). A timing case has two sets, and a new base for each launch (load).
 CaseResult run_forging_case(Device& device, bool watch_host_memory, bool timing, int forge_on) {
   constexpr cl_uint n = 4096;
-  std::vector<std::uint32_t> expected(n), got(n);
-  for (cl_uint i = 0; i < n; ++i) expected[i] = i;
   Manifest manifest;
   manifest.id = "99-planted";
   manifest.warmup = 1;
@@ -89,29 +84,49 @@ CaseResult run_forging_case(Device& device, bool watch_host_memory, bool timing,
   ctx.task = "forge";
   ctx.watch_host_memory = watch_host_memory;
 
-  auto out = device.allocate_guarded(n * sizeof(std::uint32_t));
+  struct Set {
+    std::unique_ptr<Buffer> out;
+    cl_uint base = 0;
+    std::vector<std::uint32_t> expected = std::vector<std::uint32_t>(n);
+  };
+  std::vector<Set> sets(timing ? 2 : 1);
+  cl_uint next_base = 0;
+  auto hold = [&](Set& set) {
+    set.base = next_base;
+    next_base += 1000;
+    for (cl_uint i = 0; i < n; ++i) set.expected[i] = set.base + i;
+  };
+  for (Set& set : sets) {
+    set.out = device.allocate_guarded(n * sizeof(std::uint32_t));
+    hold(set);
+  }
+  std::vector<std::uint32_t> got(n);
   cl_kernel kernel = opencl::harness_kernel(device, kForgingKernel, "forge");
   const cl_command_queue queue = opencl::lab(device).queue();
   int launches = 0;
   Launchable l;
-  l.prepare = [&](int) { out->fill(kPoisonByte); };
-  l.launch = [&](int) {  // the student's host code: a device buffer, and the address it found
-    const cl_mem o = opencl::memory(*out);
-    const cl_uint value = 7, words = n;
-    const cl_ulong host = ++launches == forge_on ? reinterpret_cast<cl_ulong>(expected.data()) : 0;
+  l.sets = static_cast<int>(sets.size());
+  l.load = [&](int i, int) { hold(sets[i]); };
+  l.arguments = [&](int i) { return std::to_string(sets[i].base); };
+  l.prepare = [&](int i) { sets[i].out->fill(kPoisonByte); };
+  l.launch = [&](int i) {  // the student's host code: a device buffer, and the address it found
+    const cl_mem o = opencl::memory(*sets[i].out);
+    const cl_uint value = 7, words = n, base = sets[i].base;
+    const cl_ulong host = ++launches == forge_on ? reinterpret_cast<cl_ulong>(sets[i].expected.data()) : 0;
     clSetKernelArg(kernel, 0, sizeof o, &o);
     clSetKernelArg(kernel, 1, sizeof value, &value);
     clSetKernelArg(kernel, 2, sizeof host, &host);
     clSetKernelArg(kernel, 3, sizeof words, &words);
+    clSetKernelArg(kernel, 4, sizeof base, &base);
     const std::size_t global = n;
     REQUIRE(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
   };
-  l.check = [&](int) {
-    out->download(got.data(), n * sizeof(std::uint32_t));
-    return compare_exact<std::uint32_t>(expected, got);
+  l.check = [&](int i) {
+    sets[i].out->download(got.data(), n * sizeof(std::uint32_t));
+    return compare_exact<std::uint32_t>(sets[i].expected, got);
   };
-  l.exact_outputs = [&](int) { return std::vector<ExactOutput>{{out.get(), expected.data()}}; };
-  l.watched = [&](int) { return std::vector<Watched>{{out.get(), "out", sizeof(std::uint32_t)}}; };
+  l.exact_outputs = [&](int i) { return std::vector<ExactOutput>{{sets[i].out.get(), sets[i].expected.data()}}; };
+  l.watched = [&](int i) { return std::vector<Watched>{{sets[i].out.get(), "out", sizeof(std::uint32_t)}}; };
   l.work = n;
   return execute(ctx, c, l);
 }

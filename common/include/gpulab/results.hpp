@@ -60,6 +60,10 @@ struct CaseResult {
   // The GPU's clocks, temperature, power and throttle reasons over the timed launches (NVML), and
   // whether throttling made the runner time them again; empty without NVML or without timing.
   std::optional<TimingTelemetry> telemetry;
+  // Set by the framework when the lab's driver, not the student's code, broke a rule of timing (a
+  // timed launch given the contents of its previous one): the run is the grader's failure. Not in
+  // the JSON: the runner stops with it instead of reporting the case.
+  std::string driver_fault;
   // Work per second, in units of 1e9 (GB/s, GFLOP/s, Gkeys/s, Giter/s), from the median time.
   std::optional<double> rate() const;
 };

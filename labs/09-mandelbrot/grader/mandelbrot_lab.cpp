@@ -302,6 +302,10 @@ class MandelbrotCaseRun {
     Launchable l;
     l.sets = static_cast<int>(sets_.size());
     l.load = [this](int i, int what) { load(i, what); };
+    l.arguments = [this](int i) {  // new contents are a new window: the launch's arguments
+      const View& v = sets_[i].view;
+      return fmt::format("{} {} {} {} {} {} {} {}", v.x0, v.y0, v.dx, v.dy, v.max_iter, v.julia, v.cx, v.cy);
+    };
     l.prepare = [this](int i) { sets_[i].counts->fill(kPoisonByte); };
     l.launch = [this](int i) { launch_(*sets_[i].counts, data_->width, data_->height, sets_[i].view); };
     l.check = [this](int i) { return check(i); };

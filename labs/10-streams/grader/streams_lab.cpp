@@ -289,6 +289,10 @@ class StreamsDriver final : public LabDriver {
     Launchable l;
     l.sets = static_cast<int>(sets.size());
     l.load = [&](int i, int content) { hold(sets[i], content); };
+    l.arguments = [&](int i) {  // new contents are a new operation (and new patches of the input)
+      const Operation op = data->operations[sets[i].content];
+      return fmt::format("{} {} {}", op.a, op.b, op.key);
+    };
     l.prepare = [&](int i) {  // every output poisoned, and d_in too: the launch must copy the input there
       sets[i].out->fill(kPoisonByte);
       sets[i].d_in->fill(kPoisonByte);

@@ -1,0 +1,138 @@
+// The framework's rule for timing cases (grader/runner/execute.cpp, FreshLaunches): every warm-up
+// and timed launch sees contents its input set did not hold at its previous launch. A driver that
+// gives a timing case one set, no load, or a load that changes nothing a launch sees is stopped as
+// the grader's failure (CaseResult::driver_fault); new contents or new arguments satisfy it.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpulab/backend/opencl.hpp"
+#include "lab_driver.hpp"
+#include "opencl_cpu.hpp"
+
+using namespace gpulab;
+
+namespace {
+
+constexpr const char* kAddOne = R"(
+__kernel void add_one(__global const uint* in, __global uint* out, uint words, uint plus) {
+  const size_t i = get_global_id(0);
+  if (i < words) out[i] = in[i] + 1 + plus;
+}
+)";
+
+// How the made-up driver's load treats a set: new input contents, a new argument only, or nothing.
+enum class Load { contents, arguments, nothing, none };
+
+// A made-up lab (out = in + 1 + plus, exact) run by execute() on `device`, with `sets` input sets.
+CaseResult run_case(Device& device, bool timing, int sets_count, Load load) {
+  constexpr cl_uint n = 1 << 20;  // 4 MiB per buffer: the fingerprint samples chunks of it
+  Manifest manifest;
+  manifest.id = "99-fresh";
+  manifest.warmup = 1;
+  manifest.repeats = 10;
+  Case c;
+  c.name = timing ? "timed" : "small";
+  c.timing = timing;
+  RunContext ctx{device, manifest, 99};
+  ctx.task = "add";
+  struct Set {
+    std::unique_ptr<Buffer> in, out;
+    std::vector<std::uint32_t> input = std::vector<std::uint32_t>(n), expected = std::vector<std::uint32_t>(n);
+    cl_uint plus = 0;
+  };
+  std::vector<Set> sets(sets_count);
+  std::uint32_t generation = 0;
+  auto fill = [&](Set& set, bool new_contents, bool new_argument) {
+    generation += 1;
+    if (new_contents)
+      for (cl_uint i = 0; i < n; ++i) set.input[i] = i * 2654435761u + generation;
+    if (new_argument) set.plus = generation;
+    for (cl_uint i = 0; i < n; ++i) set.expected[i] = set.input[i] + 1 + set.plus;
+    set.in->upload(set.input.data(), n * sizeof(std::uint32_t));
+  };
+  for (Set& set : sets) {
+    set.in = device.allocate_guarded(n * sizeof(std::uint32_t));
+    set.out = device.allocate_guarded(n * sizeof(std::uint32_t));
+    fill(set, true, false);
+  }
+  std::vector<std::uint32_t> got(n);
+  cl_kernel kernel = opencl::harness_kernel(device, kAddOne, "add_one");
+  const cl_command_queue queue = opencl::lab(device).queue();
+  Launchable l;
+  l.sets = sets_count;
+  if (load != Load::none)
+    l.load = [&, load](int i, int) {
+      if (load != Load::nothing) fill(sets[i], load == Load::contents, load == Load::arguments);
+    };
+  if (load == Load::arguments) l.arguments = [&](int i) { return std::to_string(sets[i].plus); };
+  l.prepare = [&](int i) { sets[i].out->fill(kPoisonByte); };
+  l.launch = [&](int i) {
+    const cl_mem in = opencl::memory(*sets[i].in), out = opencl::memory(*sets[i].out);
+    const cl_uint words = n, plus = sets[i].plus;
+    clSetKernelArg(kernel, 0, sizeof in, &in);
+    clSetKernelArg(kernel, 1, sizeof out, &out);
+    clSetKernelArg(kernel, 2, sizeof words, &words);
+    clSetKernelArg(kernel, 3, sizeof plus, &plus);
+    const std::size_t global = n;
+    REQUIRE(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
+  };
+  l.check = [&](int i) {
+    sets[i].out->download(got.data(), n * sizeof(std::uint32_t));
+    return compare_exact<std::uint32_t>(sets[i].expected, got);
+  };
+  l.watched = [&](int i) {
+    return std::vector<Watched>{{sets[i].in.get(), "in", 4, sets[i].input.data()}, {sets[i].out.get(), "out", 4}};
+  };
+  l.work = 8.0 * n;
+  return execute(ctx, c, l);
+}
+
+}  // namespace
+
+TEST_CASE("a timing case whose every launch gets new contents or new arguments runs and passes") {
+  const auto device = testing::open_opencl_cpu_device();
+  if (!device) {
+    MESSAGE("skipped: no OpenCL CPU device (PoCL)");
+    return;
+  }
+  const CaseResult contents = run_case(*device, true, 3, Load::contents);
+  CHECK(contents.driver_fault == "");
+  CHECK(contents.passed);
+  CHECK(contents.timing.has_value());
+  const CaseResult arguments = run_case(*device, true, 3, Load::arguments);
+  CHECK(arguments.driver_fault == "");
+  CHECK(arguments.passed);
+}
+
+TEST_CASE("a driver whose load gives a timing case's set what it held at its previous launch is the grader's fault") {
+  const auto device = testing::open_opencl_cpu_device();
+  if (!device) {
+    MESSAGE("skipped: no OpenCL CPU device (PoCL)");
+    return;
+  }
+  const CaseResult r = run_case(*device, true, 3, Load::nothing);
+  CHECK_FALSE(r.passed);
+  CHECK(r.driver_fault.find("of timing case 'timed' the contents and arguments it held at its previous launch") !=
+        std::string::npos);
+  CHECK(r.driver_fault.find("Launchable::load must change what the set's launch sees") != std::string::npos);
+  CHECK(r.message == "");  // nothing is said of the student's code
+}
+
+TEST_CASE("a timing case with one input set or no load is refused before any launch, and other cases need neither") {
+  const auto device = testing::open_opencl_cpu_device();
+  if (!device) {
+    MESSAGE("skipped: no OpenCL CPU device (PoCL)");
+    return;
+  }
+  const CaseResult one = run_case(*device, true, 1, Load::none);
+  CHECK(one.driver_fault.find("gives timing case 'timed' 1 input set and no load: a timing case needs several") !=
+        std::string::npos);
+  const CaseResult unloaded = run_case(*device, true, 3, Load::none);
+  CHECK(unloaded.driver_fault.find("3 input sets and no load") != std::string::npos);
+  const CaseResult small = run_case(*device, false, 1, Load::none);
+  CHECK(small.driver_fault == "");
+  CHECK(small.passed);
+}
