@@ -70,12 +70,7 @@ CaseResult run_case(Device& device, bool timing, int sets_count, Load load) {
   if (load == Load::arguments) l.arguments = [&](int i) { return std::to_string(sets[i].plus); };
   l.prepare = [&](int i) { sets[i].out->fill(kPoisonByte); };
   l.launch = [&](int i) {
-    const cl_mem in = opencl::memory(*sets[i].in), out = opencl::memory(*sets[i].out);
-    const cl_uint words = n, plus = sets[i].plus;
-    clSetKernelArg(kernel, 0, sizeof in, &in);
-    clSetKernelArg(kernel, 1, sizeof out, &out);
-    clSetKernelArg(kernel, 2, sizeof words, &words);
-    clSetKernelArg(kernel, 3, sizeof plus, &plus);
+    set_args(kernel, opencl::memory(*sets[i].in), opencl::memory(*sets[i].out), n, sets[i].plus);
     const std::size_t global = n;
     REQUIRE(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
   };

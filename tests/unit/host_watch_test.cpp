@@ -110,14 +110,8 @@ CaseResult run_forging_case(Device& device, bool watch_host_memory, bool timing,
   l.arguments = [&](int i) { return std::to_string(sets[i].base); };
   l.prepare = [&](int i) { sets[i].out->fill(kPoisonByte); };
   l.launch = [&](int i) {  // the student's host code: a device buffer, and the address it found
-    const cl_mem o = opencl::memory(*sets[i].out);
-    const cl_uint value = 7, words = n, base = sets[i].base;
     const cl_ulong host = ++launches == forge_on ? reinterpret_cast<cl_ulong>(sets[i].expected.data()) : 0;
-    clSetKernelArg(kernel, 0, sizeof o, &o);
-    clSetKernelArg(kernel, 1, sizeof value, &value);
-    clSetKernelArg(kernel, 2, sizeof host, &host);
-    clSetKernelArg(kernel, 3, sizeof words, &words);
-    clSetKernelArg(kernel, 4, sizeof base, &base);
+    set_args(kernel, opencl::memory(*sets[i].out), cl_uint{7}, host, n, sets[i].base);
     const std::size_t global = n;
     REQUIRE(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr) == CL_SUCCESS);
   };
