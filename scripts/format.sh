@@ -33,7 +33,7 @@ fi
 
 # The tracked sources when this is a git checkout, otherwise (a release's tarball) the files there.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t sources < <(git ls-files -- common grader tests 'labs/*/grader' | grep -E '\.(cpp|hpp|h|cu|cuh|cl)$')
+  mapfile -t sources < <(git ls-files -- common grader tests ':(glob)labs/*/grader/**' | grep -E '\.(cpp|hpp|h|cu|cuh|cl)$')
 else
   mapfile -t sources < <(find common grader tests labs/*/grader -type f \
     \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cl' \))

@@ -19,8 +19,8 @@ namespace {
 
 fs::path write_lab(const std::string& text) {
   static int calls = 0;  // a folder per call and process: CTest runs test cases in parallel
-  const fs::path dir = fs::temp_directory_path() /
-                       fmt::format("gpulab-contract-test-{}-{}", ::getpid(), ++calls) / "07-example";
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("gpulab-contract-test-{}-{}", ::getpid(), ++calls) / "07-example";
   fs::create_directories(dir);
   std::ofstream(dir / "lab.toml") << text;
   return dir / "lab.toml";
@@ -157,9 +157,9 @@ TEST_CASE("mistakes in a lab's signatures are refused with the manifest's line a
 TEST_CASE("a function two tasks name with different signatures, or a lab without signatures, makes no contract") {
   std::string tasks = kTasks;
   tasks.replace(tasks.find("\"fill_any\""), 10, "\"copy_fast\"");
-  CHECK(error_of(lab_with(kTwoSignatures, tasks), "cuda").find(":29: tasks 'copy-fast' and 'fill' name function "
-                                                               "'copy_fast' with different signatures") !=
-        std::string::npos);
+  CHECK(error_of(lab_with(kTwoSignatures, tasks), "cuda")
+            .find(":29: tasks 'copy-fast' and 'fill' name function "
+                  "'copy_fast' with different signatures") != std::string::npos);
   const std::string none = error_of(lab_with("", "[[tasks]]\nname = \"copy\"\nfunction = \"copy_naive\"\n"), "opencl");
   CHECK(none.find("lab.toml: no [signatures]: declare the student functions' types there") != std::string::npos);
 }

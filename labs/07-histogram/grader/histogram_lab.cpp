@@ -36,8 +36,9 @@ constexpr std::size_t kTextPiece = std::size_t{1} << 20;
 
 void write_text(std::span<std::uint8_t> piece, Rng rng) {
   static constexpr std::array<std::string_view, 32> kWords{
-      "the", "of",  "and", "to", "a",    "in",  "is",  "that", "for",   "it",  "as",   "was", "with", "be",  "by",     "on",
-      "not", "he",  "this", "are", "or", "his", "from", "at",  "which", "but", "have", "an",  "they", "you", "memory", "thread"};
+      "the",  "of",   "and",   "to",  "a",    "in",  "is",   "that", "for",    "it",    "as",
+      "was",  "with", "be",    "by",  "on",   "not", "he",   "this", "are",    "or",    "his",
+      "from", "at",   "which", "but", "have", "an",  "they", "you",  "memory", "thread"};
   std::size_t at = 0;
   bool sentence_start = true;
   auto put = [&](char ch) {

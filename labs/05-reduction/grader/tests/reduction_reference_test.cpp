@@ -43,29 +43,29 @@ long double masked_sum(const std::vector<float>& values, std::uint32_t mask) {
 TEST_CASE("the exact sum from mantissa-bit counts equals the sum of the masked input, for any sign and mantissa mask") {
   // 10007 elements are counted on one thread, 2^20 + 3 in parts on every core.
   for (const std::size_t n : {std::size_t{10007}, (std::size_t{1} << 20) + 3})
-  for (const bool balanced : {false, true}) {
-    CAPTURE(n);
-    CAPTURE(balanced);
-    const auto values = balanced ? balanced_values(n, 1) : binade_values(n, 0x007FFFFFu, 1);
-    const reference::BinadeCounts counts = reference::count_mantissa_bits(values);
-    CHECK(counts.n() == static_cast<std::int64_t>(n));
-    CHECK((counts.negative.n > 0) == balanced);
-    Rng masks(2);
-    for (int i = 0; i < 20; ++i) {
-      const std::uint32_t mask = i == 0 ? 0 : static_cast<std::uint32_t>(masks.next()) & reference::kSignAndMantissa;
-      CAPTURE(mask);
-      const reference::ExactSum exact = reference::exact_sum(counts, mask);
-      CHECK(exact.sum == static_cast<double>(masked_sum(values, mask)));
-      long double sum_abs = 0, sum_squares = 0;
-      for (float v : values) {
-        const float x = std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) ^ mask);
-        sum_abs += std::fabs(x);
-        sum_squares += static_cast<long double>(x) * x;
+    for (const bool balanced : {false, true}) {
+      CAPTURE(n);
+      CAPTURE(balanced);
+      const auto values = balanced ? balanced_values(n, 1) : binade_values(n, 0x007FFFFFu, 1);
+      const reference::BinadeCounts counts = reference::count_mantissa_bits(values);
+      CHECK(counts.n() == static_cast<std::int64_t>(n));
+      CHECK((counts.negative.n > 0) == balanced);
+      Rng masks(2);
+      for (int i = 0; i < 20; ++i) {
+        const std::uint32_t mask = i == 0 ? 0 : static_cast<std::uint32_t>(masks.next()) & reference::kSignAndMantissa;
+        CAPTURE(mask);
+        const reference::ExactSum exact = reference::exact_sum(counts, mask);
+        CHECK(exact.sum == static_cast<double>(masked_sum(values, mask)));
+        long double sum_abs = 0, sum_squares = 0;
+        for (float v : values) {
+          const float x = std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) ^ mask);
+          sum_abs += std::fabs(x);
+          sum_squares += static_cast<long double>(x) * x;
+        }
+        CHECK(exact.sum_abs == static_cast<double>(sum_abs));
+        CHECK(exact.sum_squares >= static_cast<double>(sum_squares));
       }
-      CHECK(exact.sum_abs == static_cast<double>(sum_abs));
-      CHECK(exact.sum_squares >= static_cast<double>(sum_squares));
     }
-  }
 }
 
 TEST_CASE("counting rejects magnitudes below 1 or from 2 on, and the exact sum rejects masks that change exponents") {

@@ -36,7 +36,8 @@ TEST_CASE("only the overlap task of the streams lab has a speed bound, on GPUs a
   CHECK(!m.find_task("pinned")->threshold);
 }
 
-TEST_CASE("the streams lab's cases cover one element, less than a chunk, a chunk and one more, and 512 MiB timed on a GPU") {
+TEST_CASE(
+    "the streams lab's cases cover one element, less than a chunk, a chunk and one more, and 512 MiB timed on a GPU") {
   const Manifest m = streams_manifest();
   constexpr std::int64_t chunk = std::int64_t{1} << 22;
   bool one = false, below_chunk = false, chunk_and_one = false, gpu_timing_512mib = false;
