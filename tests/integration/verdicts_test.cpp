@@ -1,5 +1,5 @@
 // Planted faults of the classes a grade must follow from the lab's contract rather than from the
-// cases someone thought of (tests/fixtures/verdicts/<lab id>.toml): kernels wrong only above some
+// cases someone thought of (solutions/<lab id>/verdicts.toml; the format: solutions/VERDICTS.md): kernels wrong only above some
 // size X, wrong only for inputs of some statistic, computing in lower precision. Each is the reference
 // solution with a few lines edited; `gpulab check` must give its task the expected verdict for every
 // X the entry lists (as fractions of the task's timing size on the device class).
@@ -134,7 +134,7 @@ TEST_CASE("every planted fault of the lab gets its verdict for every X its contr
   const std::uint64_t seed = std::random_device{}();
   MESSAGE(fmt::format("lab {} on {} ({}), seed {}", m.id, o.backend, gpulab::to_string(device), seed));
   int graded = 0;
-  for (const Planted& p : read_planted(repo_path("tests/fixtures/verdicts") / (m.id + ".toml"))) {
+  for (const Planted& p : read_planted(repo_path("solutions") / m.id / "verdicts.toml")) {
     CAPTURE(p.name);
     CAPTURE(p.what);
     REQUIRE(m.find_task(p.task));

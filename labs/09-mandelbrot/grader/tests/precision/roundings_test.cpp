@@ -2,7 +2,7 @@
 // with each rounding a compiler may choose (solutions/09-mandelbrot/roundings/: multiply-adds fused
 // in either operand order, the point's coordinates fused, the orbit in double) passes every case,
 // listed and random, for several seeds; the planted lower-precision kernels of
-// tests/fixtures/verdicts/09-mandelbrot.toml fail (gpulab_verdict_tests).
+// solutions/09-mandelbrot/verdicts.toml fail (gpulab_verdict_tests).
 // Part of gpulab_precision_tests: OpenCL by default (PoCL in CI); `--backend=cuda` runs the CUDA twins.
 #include <doctest/doctest.h>
 
