@@ -261,36 +261,28 @@ class FreshLaunches {
   }
 
  private:
-  // FNV-1a over the set's buffers (whole when small, else the same seeded chunks every time, and
-  // the words patched into them) and its arguments: poisoned outputs hash alike, so the inputs and
-  // arguments decide.
+  // The checksum (host_watch.hpp) of what the set's launch will see: its buffers (whole when small,
+  // else the same seeded chunks every time), the words patched into them, and its arguments.
+  // Poisoned outputs read alike at every launch, so the inputs and arguments decide.
   std::uint64_t fingerprint(int set) const {
-    std::uint64_t h = 1469598103934665603ull;
-    auto mix = [&h](const std::uint8_t* p, std::size_t n) {
-      for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+    std::vector<std::uint8_t> seen;
+    auto read = [&seen](Buffer& buffer, std::size_t offset, std::size_t bytes) {
+      seen.resize(seen.size() + bytes);
+      buffer.download_range(seen.data() + seen.size() - bytes, offset, bytes);
     };
-    std::vector<std::uint8_t> bytes;
     if (l_.watched)
       for (const Watched& w : l_.watched(set)) {
         Rng places(w.buffer->size());  // the same places at every launch of the case
-        for (const auto& [offset, size] : chunks_to_compare(w.buffer->size(), &places)) {
-          bytes.resize(size);
-          w.buffer->download_range(bytes.data(), offset, size);
-          mix(bytes.data(), size);
-        }
-        if (w.patches)  // the words patched in, as the buffer holds them
-          for (const auto& [index, word] : *w.patches) {
-            std::uint32_t seen = 0;
-            if ((index + 1) * sizeof seen > w.buffer->size()) continue;
-            w.buffer->download_range(&seen, index * sizeof seen, sizeof seen);
-            mix(reinterpret_cast<const std::uint8_t*>(&seen), sizeof seen);
-          }
+        for (const auto& [offset, bytes] : chunks_to_compare(w.buffer->size(), &places)) read(*w.buffer, offset, bytes);
+        if (w.patches)
+          for (const auto& [index, word] : *w.patches)
+            if ((index + 1) * sizeof word <= w.buffer->size()) read(*w.buffer, index * sizeof word, sizeof word);
       }
     if (l_.arguments) {
       const std::string text = l_.arguments(set);
-      mix(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+      seen.insert(seen.end(), text.begin(), text.end());
     }
-    return h;
+    return host_checksum(seen.data(), seen.size());
   }
 
   const Case& c_;
