@@ -236,7 +236,8 @@ class TimingPlan {
 // sees) stops the run as the grader's failure, before any student result depends on it.
 class FreshLaunches {
  public:
-  FreshLaunches(const Case& c, const Launchable& l) : c_(c), l_(l) {
+  FreshLaunches(const Case& c, const Launchable& l, bool compare_contents)
+      : c_(c), l_(l), compare_contents_(compare_contents) {
     if (c.timing && (l.sets < 2 || !l.load))
       fault_ = fmt::format(
           "the lab's driver gives timing case '{}' {} input set{}{}: a timing case needs several, "
@@ -247,7 +248,7 @@ class FreshLaunches {
 
   // Before a launch of `set` (after its prepare): what it will see, against its previous launch.
   void check(int set, bool warmup_or_timed) {
-    if (!c_.timing || !fault_.empty()) return;
+    if (!c_.timing || !compare_contents_ || !fault_.empty()) return;
     const std::uint64_t now = fingerprint(set);
     const auto last = last_.find(set);
     if (warmup_or_timed && last != last_.end() && last->second == now)
@@ -287,6 +288,7 @@ class FreshLaunches {
 
   const Case& c_;
   const Launchable& l_;
+  bool compare_contents_;
   std::map<int, std::uint64_t> last_;
   std::string fault_;
 };
@@ -298,7 +300,7 @@ class CaseRun {
         c_(c),
         l_(l),
         samples_rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "sampled checks " + ctx.task, c.name)),
-        fresh_(c, l) {
+        fresh_(c, l, ctx.check_fresh_launches) {
     result_.name = c.name;
     result_.work = l.work;
   }

@@ -46,6 +46,11 @@ struct RunContext {
   // The device's kernels reach the runner's host memory (host_watch.hpp): the harness's host data
   // is checksummed around every launch.
   bool watch_host_memory = false;
+  // Compare what each warm-up and timed launch of a timing case sees with its set's previous launch
+  // (execute.cpp, FreshLaunches). Off in grading until an equal reading seen once in CI, in the
+  // cheat corpus's matmul run on PoCL, is explained; on in the framework's tests and with
+  // GPULAB_CHECK_FRESH_LAUNCHES=1. The rule of several sets and a load holds always.
+  bool check_fresh_launches = false;
   // The case's own random stream: the same for the same run seed, lab, task and case.
   Rng rng(const Task& task, const Case& c) const { return Rng(derive_seed(run_seed, manifest.id, task.name, c.name)); }
   // The stream a case's inputs are drawn from: a timing case's are the same for every task of a run
