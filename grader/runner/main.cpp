@@ -10,8 +10,8 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
