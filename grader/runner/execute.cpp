@@ -144,7 +144,7 @@ std::string inspect_buffers(const Launchable& l, int set, Rng* rng) {
   for (const Watched& w : l.watched(set)) {
     if (auto damage = describe_guard_damage(*w.buffer, w.name, w.element_bytes); !damage.empty())
       problems.push_back(std::move(damage));
-    if (!w.original || matches(*w.buffer, w.original, rng, w.transform, w.patches)) continue;
+    if (!w.original || w.in_place || matches(*w.buffer, w.original, rng, w.transform, w.patches)) continue;
     now.resize(w.buffer->size());  // changed: the whole buffer, for the report
     w.buffer->download(now.data(), now.size());
     if (!w.transform.identity()) w.transform.inverse().apply(now.data(), now.size());
@@ -236,8 +236,7 @@ class TimingPlan {
 // sees) stops the run as the grader's failure, before any student result depends on it.
 class FreshLaunches {
  public:
-  FreshLaunches(const Case& c, const Launchable& l, bool compare_contents)
-      : c_(c), l_(l), compare_contents_(compare_contents) {
+  FreshLaunches(const Case& c, const Launchable& l) : c_(c), l_(l) {
     if (c.timing && (l.sets < 2 || !l.load))
       fault_ = fmt::format(
           "the lab's driver gives timing case '{}' {} input set{}{}: a timing case needs several, "
@@ -248,7 +247,7 @@ class FreshLaunches {
 
   // Before a launch of `set` (after its prepare): what it will see, against its previous launch.
   void check(int set, bool warmup_or_timed) {
-    if (!c_.timing || !compare_contents_ || !fault_.empty()) return;
+    if (!c_.timing || !fault_.empty()) return;
     const std::uint64_t now = fingerprint(set);
     const auto last = last_.find(set);
     if (warmup_or_timed && last != last_.end() && last->second == now)
@@ -262,22 +261,30 @@ class FreshLaunches {
   }
 
  private:
-  // The checksum (host_watch.hpp) of what the set's launch will see: its buffers (whole when small,
-  // else the same seeded chunks every time), the words patched into them, and its arguments.
-  // Poisoned outputs read alike at every launch, so the inputs and arguments decide.
+  // The checksum (host_watch.hpp) of what the driver declares the set's launch will see: each input's
+  // original with its transform and patches (whole when small, else the same seeded chunks every
+  // time), the patched words, and the arguments. Taken from the declarations, not read back from the
+  // device: after every launch the framework compares the device's inputs with the same declarations
+  // (inspect_buffers), and an in-place buffer's output with the reference of what was declared, so a
+  // driver that declares contents it did not load fails every lab's own tests.
   std::uint64_t fingerprint(int set) const {
-    std::vector<std::uint8_t> seen;
-    auto read = [&seen](Buffer& buffer, std::size_t offset, std::size_t bytes) {
-      seen.resize(seen.size() + bytes);
-      buffer.download_range(seen.data() + seen.size() - bytes, offset, bytes);
-    };
+    std::vector<std::uint8_t> seen, part;
     if (l_.watched)
       for (const Watched& w : l_.watched(set)) {
+        if (!w.original) continue;  // an output: poisoned alike before every launch
         Rng places(w.buffer->size());  // the same places at every launch of the case
-        for (const auto& [offset, bytes] : chunks_to_compare(w.buffer->size(), &places)) read(*w.buffer, offset, bytes);
+        for (const auto& [offset, bytes] : chunks_to_compare(w.buffer->size(), &places)) {
+          const auto* from = static_cast<const std::uint8_t*>(w.original) + offset;
+          part.assign(from, from + bytes);
+          w.transform.apply(part.data(), part.size());
+          overwrite_patched(part, offset, w.patches);
+          seen.insert(seen.end(), part.begin(), part.end());
+        }
         if (w.patches)
-          for (const auto& [index, word] : *w.patches)
-            if ((index + 1) * sizeof word <= w.buffer->size()) read(*w.buffer, index * sizeof word, sizeof word);
+          for (const auto& [index, word] : *w.patches) {
+            const auto* bytes = reinterpret_cast<const std::uint8_t*>(&word);
+            seen.insert(seen.end(), bytes, bytes + sizeof word);
+          }
       }
     if (l_.arguments) {
       const std::string text = l_.arguments(set);
@@ -288,7 +295,6 @@ class FreshLaunches {
 
   const Case& c_;
   const Launchable& l_;
-  bool compare_contents_;
   std::map<int, std::uint64_t> last_;
   std::string fault_;
 };
@@ -300,7 +306,7 @@ class CaseRun {
         c_(c),
         l_(l),
         samples_rng_(derive_seed(ctx.run_seed, ctx.manifest.id, "sampled checks " + ctx.task, c.name)),
-        fresh_(c, l, ctx.check_fresh_launches) {
+        fresh_(c, l) {
     result_.name = c.name;
     result_.work = l.work;
   }

@@ -46,11 +46,6 @@ struct RunContext {
   // The device's kernels reach the runner's host memory (host_watch.hpp): the harness's host data
   // is checksummed around every launch.
   bool watch_host_memory = false;
-  // Compare what each warm-up and timed launch of a timing case sees with its set's previous launch
-  // (execute.cpp, FreshLaunches). Off in grading until an equal reading seen once in CI, in the
-  // cheat corpus's matmul run on PoCL, is explained; on in the framework's tests and with
-  // GPULAB_CHECK_FRESH_LAUNCHES=1. The rule of several sets and a load holds always.
-  bool check_fresh_launches = false;
   // The case's own random stream: the same for the same run seed, lab, task and case.
   Rng rng(const Task& task, const Case& c) const { return Rng(derive_seed(run_seed, manifest.id, task.name, c.name)); }
   // The stream a case's inputs are drawn from: a timing case's are the same for every task of a run
@@ -132,6 +127,9 @@ struct Watched {
   const void* original = nullptr;        // an input's contents (buffer->size() bytes); null for outputs
   WordTransform transform = {};          // the buffer holds `original` with every word transformed so,
   const WordPatches* patches = nullptr;  // and then these words written over it
+  // The buffer holds the above when a launch starts, and the launch rewrites it (an in-place sort):
+  // its guards are checked after the launch, its contents by the lab's check of the output.
+  bool in_place = false;
 };
 
 struct ExactOutput {
@@ -160,8 +158,9 @@ struct Launchable {
   // contents between sets during timing, so the same buffer never holds the same data twice in a
   // row and a result cached by pointer is stale. Set i starts with contents i. Required for a timing
   // case, whose launches the framework holds to it (FreshLaunches in execute.cpp): before every
-  // warm-up and timed launch, what the set's buffers hold (sampled) and its `arguments` must differ
-  // from what they were at the set's previous launch, or the run stops as the grader's failure.
+  // warm-up and timed launch, what `watched` declares the set's inputs hold (sampled) and its
+  // `arguments` must differ from what they were at the set's previous launch, or the run stops as
+  // the grader's failure.
   std::function<void(int set, int content)> load;
   // The launch's arguments besides buffers that `load` changes (a lab whose new contents are new
   // parameters, such as the Mandelbrot lab's window), as text. Empty: none.

@@ -400,7 +400,6 @@ int run(const std::string& manifest_path, const std::string& student_dir, const 
   ctx.profiled = secrets.cases == Cases::profile;
   ctx.monitor = monitor.get();
   ctx.watch_host_memory = !host_access.empty();
-  ctx.check_fresh_launches = std::getenv("GPULAB_CHECK_FRESH_LAUNCHES") != nullptr;
   auto driver = make_lab_driver();
   Calibration calibration;
   const auto cases = manifest.cases_for(info.device_class);

@@ -224,7 +224,15 @@ class BitonicDriver final : public LabDriver {
       if (!cmp.ok()) cmp.note = diagnose(got);
       return cmp;
     };
-    l.watched = [&](int i) { return std::vector<Watched>{{sets[i].keys.get(), "keys", sizeof(std::uint32_t)}}; };
+    l.watched = [&](int i) {
+      const Set& set = sets[i];
+      return std::vector<Watched>{{.buffer = set.keys.get(),
+                                   .name = "keys",
+                                   .element_bytes = sizeof(std::uint32_t),
+                                   .original = keys->contents[set.holds].data(),
+                                   .transform = set.transform,
+                                   .in_place = true}};
+    };
     l.work = static_cast<double>(n);
     l.least_bytes = 2.0 * static_cast<double>(bytes);  // every key read and written once
     return execute(ctx, c, l);
