@@ -271,7 +271,7 @@ class FreshLaunches {
     std::vector<std::uint8_t> seen, part;
     if (l_.watched)
       for (const Watched& w : l_.watched(set)) {
-        if (!w.original) continue;  // an output: poisoned alike before every launch
+        if (!w.original) continue;     // an output: poisoned alike before every launch
         Rng places(w.buffer->size());  // the same places at every launch of the case
         for (const auto& [offset, bytes] : chunks_to_compare(w.buffer->size(), &places)) {
           const auto* from = static_cast<const std::uint8_t*>(w.original) + offset;

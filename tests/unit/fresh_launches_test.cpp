@@ -131,3 +131,88 @@ TEST_CASE("a timing case with one input set or no load is refused before any lau
   CHECK(small.driver_fault == "");
   CHECK(small.passed);
 }
+
+namespace {
+
+constexpr const char* kAddOneInPlace = R"(
+__kernel void add_one_in_place(__global uint* data, uint words) {
+  const size_t i = get_global_id(0);
+  if (i < words) data[i] += 1;
+}
+)";
+
+// A made-up in-place lab (data += 1, as a sort rewrites its keys): each set's buffer is rewritten
+// before every launch from the input under the set's mask, which its load renews or, with
+// `new_masks` false, keeps.
+CaseResult run_in_place_case(Device& device, bool new_masks) {
+  constexpr cl_uint n = 1 << 20;
+  Manifest manifest;
+  manifest.id = "99-fresh";
+  manifest.warmup = 1;
+  manifest.repeats = 10;
+  Case c;
+  c.name = "timed";
+  c.timing = true;
+  RunContext ctx{device, manifest, 99};
+  ctx.task = "add";
+  std::vector<std::uint32_t> input(n), got(n);
+  for (cl_uint i = 0; i < n; ++i) input[i] = i * 2654435761u;
+  struct Set {
+    std::unique_ptr<Buffer> data;
+    WordTransform mask;
+  };
+  std::vector<Set> sets(3);
+  std::uint32_t next_mask = 1;
+  for (Set& set : sets) set = {device.allocate_guarded(n * sizeof(std::uint32_t)), WordTransform{next_mask += 2}};
+  cl_kernel kernel = opencl::harness_kernel(device, kAddOneInPlace, "add_one_in_place");
+  Launchable l;
+  l.sets = 3;
+  l.load = [&](int i, int) {
+    if (new_masks) sets[i].mask = WordTransform{next_mask += 2};
+  };
+  l.prepare = [&](int i) {
+    std::vector<std::uint32_t> masked = input;
+    sets[i].mask.apply(masked.data(), masked.size() * sizeof(std::uint32_t));
+    sets[i].data->upload(masked.data(), masked.size() * sizeof(std::uint32_t));
+  };
+  l.launch = [&](int i) {
+    set_args(kernel, opencl::memory(*sets[i].data), n);
+    const std::size_t global = n;
+    REQUIRE(clEnqueueNDRangeKernel(opencl::lab(device).queue(), kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                                   nullptr) == CL_SUCCESS);
+  };
+  l.check = [&](int i) {
+    sets[i].data->download(got.data(), n * sizeof(std::uint32_t));
+    std::vector<std::uint32_t> want(n);
+    for (cl_uint k = 0; k < n; ++k) want[k] = sets[i].mask(input[k]) + 1;
+    return compare_exact<std::uint32_t>(want, got);
+  };
+  l.watched = [&](int i) {
+    return std::vector<Watched>{{.buffer = sets[i].data.get(),
+                                 .name = "data",
+                                 .element_bytes = 4,
+                                 .original = input.data(),
+                                 .transform = sets[i].mask,
+                                 .in_place = true}};
+  };
+  l.work = 8.0 * n;
+  return execute(ctx, c, l);
+}
+
+}  // namespace
+
+TEST_CASE("an in-place buffer is not an input the launch changed, and its declared contents must be new each launch") {
+  const auto device = testing::open_opencl_cpu_device();
+  if (!device) {
+    MESSAGE("skipped: no OpenCL CPU device (PoCL)");
+    return;
+  }
+  const CaseResult fresh = run_in_place_case(*device, true);
+  CHECK(fresh.driver_fault == "");
+  CHECK(fresh.message == "");
+  CHECK(fresh.passed);
+  const CaseResult stale = run_in_place_case(*device, false);
+  CHECK_FALSE(stale.passed);
+  CHECK(stale.driver_fault.find("the contents and arguments it held at its previous launch") != std::string::npos);
+  CHECK(stale.message == "");
+}
