@@ -2,6 +2,7 @@
 // and error handling; a lab driver makes a case's data, calls the student's function through the
 // backend bindings, and checks the output against the CPU reference.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -48,6 +49,11 @@ struct RunContext {
   bool watch_host_memory = false;
   // The case's own random stream: the same for the same run seed, lab, task and case.
   Rng rng(const Task& task, const Case& c) const { return Rng(derive_seed(run_seed, manifest.id, task.name, c.name)); }
+  // A stream of the case's own for one purpose ("masks", "patches"): what a driver draws between
+  // launches, from the run seed, so student code can predict none of it.
+  Rng draws(const std::string& purpose, const Task& task, const Case& c) const {
+    return Rng(derive_seed(run_seed, manifest.id, purpose + " " + task.name, c.name));
+  }
   // The stream a case's inputs are drawn from: a timing case's are the same for every task of a run
   // (so its costly reference is computed once and shared), every other case's are the task's own.
   Rng inputs_rng(const Task& task, const Case& c) const {
@@ -65,6 +71,45 @@ inline int input_sets(const Case& c) { return c.timing ? kTimingSets : 1; }
 // in a way no single word reveals: a result cached from an earlier launch and corrected for the
 // transform misses them, and so does a kernel that reads only a sample of its input.
 using WordPatches = std::vector<std::pair<std::size_t, std::uint32_t>>;
+
+// `count` patches at distinct places among `words` words, drawn from `rng`: each place, then its
+// word from word_at(rng, place). `first`, where given, is the first place (a lab that must patch its
+// last element). The driver's word_at also follows a patch into the expected output.
+template <typename WordAt>
+WordPatches draw_patches(Rng& rng, std::size_t count, std::size_t words, WordAt word_at,
+                         std::optional<std::size_t> first = std::nullopt) {
+  WordPatches patches;
+  if (words < count) throw std::logic_error("draw_patches: more patches than words");
+  while (patches.size() < count) {
+    const auto at = patches.empty() && first
+                        ? *first
+                        : static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(words) - 1));
+    if (std::any_of(patches.begin(), patches.end(), [at](const auto& p) { return p.first == at; })) continue;
+    const std::uint32_t word = word_at(rng, at);
+    patches.emplace_back(at, word);
+  }
+  return patches;
+}
+
+// The bits a lab's masks may flip: a mask is (random & may) | always, so `always` keeps it from
+// being the identity (bit 0) and `may` keeps the numbers what the contract allows (finite floats:
+// sign and mantissa; keys: any bit).
+struct MaskBits {
+  std::uint32_t may = 0xFFFFFFFFu;
+  std::uint32_t always = 1u;
+};
+
+// The masks a driver gives its input sets at each load, from the case's "masks" stream.
+class MaskDraws {
+ public:
+  MaskDraws(const RunContext& ctx, const Task& task, const Case& c, MaskBits bits = {})
+      : rng_(ctx.draws("masks", task, c)), bits_(bits) {}
+  WordTransform next() { return WordTransform{(static_cast<std::uint32_t>(rng_.next()) & bits_.may) | bits_.always}; }
+
+ private:
+  Rng rng_;
+  MaskBits bits_;
+};
 
 // A case's input held once on the device, untouched, when the case has several input sets: before
 // each launch of a timing case a set is rewritten from it with a fresh transform, on the device

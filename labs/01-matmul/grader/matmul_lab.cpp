@@ -188,13 +188,12 @@ class MatmulDriver final : public LabDriver {
     const int count_of_sets = input_sets(c);
     std::unique_ptr<Operands> pristine;  // A and B as generated, for the loads of a timing case
     if (count_of_sets > 1) pristine = std::make_unique<Operands>(ctx.device, s, ha, hb);
-    Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
     const std::uint32_t maskable = c.params.value("inputs", "uniform") == "no-cancel" ? 0x807F0000u : 0x807FFFFFu;
-    auto new_mask = [&] { return WordTransform{(static_cast<std::uint32_t>(masks.next()) & maskable) | 1u}; };
+    MaskDraws masks(ctx, task, c, {.may = maskable});
     std::vector<Set> sets(count_of_sets);
     auto load = [&](Set& set) {
-      set.ta = new_mask();
-      set.tb = new_mask();
+      set.ta = masks.next();
+      set.tb = masks.next();
       ctx.device.copy_transformed(*pristine->a, *set.ops->a, set.ta);
       ctx.device.copy_transformed(*pristine->b, *set.ops->b, set.tb);
     };
@@ -204,7 +203,7 @@ class MatmulDriver final : public LabDriver {
     }
     const auto launch = labs::bind_matmul(ctx.device, task.function);
     std::vector<float> got(static_cast<std::size_t>(s.m) * s.n);
-    Rng samples(derive_seed(ctx.run_seed, ctx.manifest.id, "samples " + task.name, c.name));
+    Rng samples = ctx.draws("samples", task, c);
 
     Launchable l;
     l.sets = count_of_sets;

@@ -38,8 +38,7 @@ class TransposeDriver final : public LabDriver {
     const std::shared_ptr<const CaseData> data = data_for(ctx, task, c, rows, cols);
     const std::vector<float>& input = data->input;
     const std::vector<float>& expected = data->expected;
-    Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
-    auto new_mask = [&] { return WordTransform{(static_cast<std::uint32_t>(masks.next()) & 0x807FFFFFu) | 1u}; };
+    MaskDraws masks(ctx, task, c, {.may = 0x807FFFFFu});
     struct Set {
       std::unique_ptr<Buffer> in, out;
       WordTransform transform;  // `in` holds `input` transformed so,
@@ -50,38 +49,33 @@ class TransposeDriver final : public LabDriver {
     // launch: one word reveals the mask, so an output cached from an earlier launch could be
     // corrected for it at copy speed; the patches, which the checks always compare, it cannot know.
     const bool patched = count >= kPatchedFrom;
-    Rng patch_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "patches " + task.name, c.name));
+    Rng patch_rng = ctx.draws("patches", task, c);
     const int count_of_sets = input_sets(c);
     const PristineInput pristine(ctx.device, input.data(), bytes, count_of_sets);
     std::vector<Set> sets(count_of_sets);
     auto hold = [&](Set& set, const WordTransform& t) {
       set.transform = t;
-      set.in_patches.clear();
       set.out_patches.clear();
-      while (patched && set.in_patches.size() < kPatches) {
-        const auto at = static_cast<std::size_t>(patch_rng.integer(0, static_cast<std::int64_t>(count) - 1));
-        if (std::any_of(set.in_patches.begin(), set.in_patches.end(), [at](const auto& p) { return p.first == at; }))
-          continue;
-        const auto word = std::bit_cast<std::uint32_t>(patch_rng.uniform(-1.0f, 1.0f));
-        set.in_patches.emplace_back(at, word);
+      set.in_patches = draw_patches(patch_rng, patched ? kPatches : 0, count, [&](Rng& rng, std::size_t at) {
+        const auto word = std::bit_cast<std::uint32_t>(rng.uniform(-1.0f, 1.0f));
         const std::size_t r = at / static_cast<std::size_t>(cols), col = at % static_cast<std::size_t>(cols);
-        set.out_patches.emplace_back(col * static_cast<std::size_t>(rows) + r,
-                                     word);  // element (r, col) moves to (col, r)
-      }
+        set.out_patches.emplace_back(col * static_cast<std::size_t>(rows) + r, word);  // (r, col) moves to (col, r)
+        return word;
+      });
       pristine.write(*set.in, t, set.in_patches);
     };
     for (int i = 0; i < count_of_sets; ++i) {
       sets[i] = Set{};
       sets[i].in = ctx.device.allocate_guarded(bytes);
       sets[i].out = ctx.device.allocate_guarded(bytes);
-      hold(sets[i], i == 0 ? WordTransform{} : new_mask());  // the first launch of a case sees the plain input
+      hold(sets[i], i == 0 ? WordTransform{} : masks.next());  // the first launch of a case sees the plain input
     }
     const auto launch = labs::bind_transpose(ctx.device, task.function);
     std::vector<float> got(count);
 
     Launchable l;
     l.sets = count_of_sets;
-    l.load = [&](int i, int) { hold(sets[i], new_mask()); };
+    l.load = [&](int i, int) { hold(sets[i], masks.next()); };
     l.prepare = [&](int i) { sets[i].out->fill(kPoisonByte); };
     l.launch = [&](int i) { launch(*sets[i].in, *sets[i].out, rows, cols); };
     l.check = [&](int i) {

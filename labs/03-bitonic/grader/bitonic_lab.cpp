@@ -196,7 +196,7 @@ class BitonicDriver final : public LabDriver {
       pristine[i]->upload(keys->contents[i].data(), size);
       sets[i] = {ctx.device.allocate_guarded(size), i, {}};
     }
-    Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
+    MaskDraws masks(ctx, task, c);
     const std::vector<std::uint32_t>& expected = keys->sorted_first;
     const std::size_t n = keys->contents[0].size(), bytes = n * sizeof(std::uint32_t);
     const auto sort = labs::bind_sort(ctx.device, task.function);
@@ -206,7 +206,7 @@ class BitonicDriver final : public LabDriver {
     l.sets = count_of_sets;
     l.load = [&](int i, int what) {
       sets[i].holds = what;
-      sets[i].transform = WordTransform{static_cast<std::uint32_t>(masks.next()) | 1u};
+      sets[i].transform = masks.next();
     };
     l.prepare = [&](int i) {  // it sorts in place: the keys again before every launch
       if (bytes) ctx.device.copy_transformed(*pristine[sets[i].holds], *sets[i].keys, sets[i].transform);

@@ -185,7 +185,7 @@ class FilterCaseRun {
         images_(std::move(images)),
         input_((*images_->inputs)[0]),
         bytes_(input_.bytes()),
-        permutations_(derive_seed(ctx.run_seed, ctx.manifest.id, "channels " + task.name, c.name)),
+        permutations_(ctx.draws("channels", task, c)),
         got_(input_.width, input_.height) {
     upload_input_sets();
     launch_ = labs::bind_filter(ctx.device, task.function);

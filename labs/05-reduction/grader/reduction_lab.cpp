@@ -47,12 +47,9 @@ reference::Inputs inputs_of(const Case& c) {
 
 // The bits a timed launch's mask may flip: the sign and the mantissa, but for precision inputs not the
 // low 13 bits that make rounding to fewer bits show. `always` is one of them, so no mask is the identity.
-struct MaskBits {
-  std::uint32_t may = reference::kSignAndMantissa, always = 1u;
-};
 MaskBits mask_bits(const Case& c) {
-  if (inputs_of(c) == reference::Inputs::balanced) return {0x807FE000u, 1u << 13};
-  return {};
+  if (inputs_of(c) == reference::Inputs::balanced) return {.may = 0x807FE000u, .always = 1u << 13};
+  return {.may = reference::kSignAndMantissa};
 }
 
 // Spikes: in every input set of a large case with a rounding sum, kSpikes elements are written over at
@@ -68,14 +65,13 @@ constexpr std::size_t kSpikedFrom = std::size_t{1} << 16;
 double spike_magnitude(double tolerance) { return std::max(2.0, std::exp2(std::ceil(std::log2(4 * tolerance)))); }
 
 WordPatches draw_spikes(Rng& rng, std::size_t n, double magnitude) {
-  WordPatches spikes;
-  while (spikes.size() < kSpikes) {
-    const auto at = spikes.empty() ? n - 1 : static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n) - 1));
-    if (std::any_of(spikes.begin(), spikes.end(), [at](const auto& s) { return s.first == at; })) continue;
-    const auto value = static_cast<float>(magnitude * (1.0 + static_cast<double>(rng.integer(0, 7)) / 8.0));
-    spikes.emplace_back(at, std::bit_cast<std::uint32_t>(rng.integer(0, 1) ? value : -value));
-  }
-  return spikes;
+  return draw_patches(
+      rng, kSpikes, n,
+      [magnitude](Rng& r, std::size_t) {
+        const auto value = static_cast<float>(magnitude * (1.0 + static_cast<double>(r.integer(0, 7)) / 8.0));
+        return std::bit_cast<std::uint32_t>(r.integer(0, 1) ? value : -value);
+      },
+      n - 1);
 }
 
 // What a wrong sum most likely means, for the student.
@@ -233,14 +229,10 @@ CaseResult ReductionDriver::run(const RunContext& ctx, const Task& task, const C
   const int n = static_cast<int>(input.size());
   const std::size_t bytes = input.size() * sizeof(float), scratch_bytes = scratch_floats(input.size()) * sizeof(float);
   const reference::Inputs inputs = inputs_of(c);
-  const MaskBits mask_bits_of_case = mask_bits(c);
-  Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
-  auto new_mask = [&] {
-    return WordTransform{(static_cast<std::uint32_t>(masks.next()) & mask_bits_of_case.may) | mask_bits_of_case.always};
-  };
+  MaskDraws masks(ctx, task, c, mask_bits(c));
   const int count_of_sets = input_sets(c);
   const PristineInput pristine(ctx.device, input.data(), bytes, count_of_sets);
-  Rng spike_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "spikes " + task.name, c.name));
+  Rng spike_rng = ctx.draws("spikes", task, c);
   std::vector<Set> sets(count_of_sets);
   auto hold = [&](Set& set, const WordTransform& t) {
     set.transform = t;
@@ -254,13 +246,13 @@ CaseResult ReductionDriver::run(const RunContext& ctx, const Task& task, const C
     sets[i].in = ctx.device.allocate_guarded(bytes);
     sets[i].scratch = ctx.device.allocate_guarded(scratch_bytes);
     sets[i].out = ctx.device.allocate_guarded(sizeof(float));
-    hold(sets[i], i == 0 ? WordTransform{} : new_mask());  // the first launch of a case sees the plain input
+    hold(sets[i], i == 0 ? WordTransform{} : masks.next());  // the first launch of a case sees the plain input
   }
   const auto reduce = labs::bind_reduce(ctx.device, task.function);
 
   Launchable l;
   l.sets = count_of_sets;
-  l.load = [&](int i, int) { hold(sets[i], new_mask()); };
+  l.load = [&](int i, int) { hold(sets[i], masks.next()); };
   l.prepare = [&](int i) {  // nothing survives in scratch from one launch to the next
     sets[i].out->fill(kPoisonByte);
     sets[i].scratch->fill(kPoisonByte);

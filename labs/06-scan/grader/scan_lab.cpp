@@ -76,7 +76,7 @@ class ScanCaseRun {
         data_(std::move(data)),
         n_(data_->contents[0].size()),
         bytes_(n_ * sizeof(std::uint32_t)),
-        masks_(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name)),
+        masks_(ctx, task, c),
         launch_(labs::bind_scan(ctx.device, task.function)),
         got_(n_) {
     const int count_of_sets = input_sets(c);
@@ -127,7 +127,7 @@ class ScanCaseRun {
 
   void load(int i, int what) {
     sets_[i].holds = what;
-    sets_[i].load = WordTransform{static_cast<std::uint32_t>(masks_.next()) | 1u};
+    sets_[i].load = masks_.next();
     ctx_.device.copy_transformed(*pristine_[what], *sets_[i].in, sets_[i].load);
   }
 
@@ -162,7 +162,7 @@ class ScanCaseRun {
   const RunContext& ctx_;
   const std::shared_ptr<const CaseData> data_;
   const std::size_t n_, bytes_;
-  Rng masks_;
+  MaskDraws masks_;
   labs::ScanLaunch launch_;
   std::vector<std::unique_ptr<Buffer>> pristine_;  // contents i, untouched (timing cases)
   std::vector<Set> sets_;

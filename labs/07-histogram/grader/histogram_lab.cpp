@@ -155,24 +155,20 @@ WordTransform new_transform(Rng& rng) {
 // earlier launch, its bins moved by the mask, would still be right). `expected` follows them.
 constexpr std::size_t kPatchedWords = 16, kPatchedFrom = std::size_t{1} << 16;
 
-WordPatches draw_patches(Rng& rng, const std::vector<std::uint8_t>& input, const WordTransform& t, Bins& expected) {
-  WordPatches patches;
-  const std::size_t words = input.size() / 4;
-  while (patches.size() < kPatchedWords) {
-    const auto at = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(words) - 1));
-    if (std::any_of(patches.begin(), patches.end(), [at](const auto& p) { return p.first == at; })) continue;
+WordPatches draw_byte_patches(Rng& rng, const std::vector<std::uint8_t>& input, const WordTransform& t,
+                              Bins& expected) {
+  return draw_patches(rng, kPatchedWords, input.size() / 4, [&](Rng& r, std::size_t at) {
     std::array<std::uint8_t, 4> was{}, now{};
     std::memcpy(was.data(), &input[4 * at], 4);
     t.apply(was.data(), 4);
-    const auto word = static_cast<std::uint32_t>(rng.next());
+    const auto word = static_cast<std::uint32_t>(r.next());
     std::memcpy(now.data(), &word, 4);
     for (int k = 0; k < 4; ++k) {
       expected[was[k]] -= 1;
       expected[now[k]] += 1;
     }
-    patches.emplace_back(at, word);
-  }
-  return patches;
+    return word;
+  });
 }
 
 class HistogramDriver final : public LabDriver {
@@ -247,7 +243,7 @@ CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const C
   // One input; each input set holds it with every byte XORed with a mask of its own and the bytes
   // of each word shuffled (new_transform), and a set gets a new transform before each warm-up and
   // timed launch, written on the device from an untouched copy, and a large case's sets get a few
-  // random words too (draw_patches), new ones each launch: no two launches alike, no result of an
+  // random words too (draw_byte_patches), new ones each launch: no two launches alike, no result of an
   // earlier one right again, and the expected bins follow exactly. Transforms work on whole words:
   // the n % 4 bytes after the last one stay as they are. The input buffer is exactly n bytes, with
   // guard zones of 0x7F around it: a kernel that reads past the end counts bytes that are not there.
@@ -255,7 +251,7 @@ CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const C
   const std::vector<std::uint8_t>& input = data->bytes;
   const std::size_t n = input.size(), whole = n / 4 * 4;
   const int count_of_sets = input_sets(c);
-  Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
+  Rng masks = ctx.draws("masks", task, c);  // the bytes' own transforms (new_transform)
   struct Set {
     std::unique_ptr<Buffer> bytes, bins;
     WordTransform transform;  // `bytes` holds the input transformed so,
@@ -263,12 +259,12 @@ CaseResult HistogramDriver::run(const RunContext& ctx, const Task& task, const C
     Bins expected;
   };
   const PristineInput pristine(ctx.device, input.data(), whole, count_of_sets);
-  Rng patch_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "patches " + task.name, c.name));
+  Rng patch_rng = ctx.draws("patches", task, c);
   std::vector<Set> sets(count_of_sets);
   auto hold = [&](Set& set, const WordTransform& t) {
     set.transform = t;
     set.expected = transformed_bins(*data, t);
-    set.patches = n >= kPatchedFrom ? draw_patches(patch_rng, input, t, set.expected) : WordPatches{};
+    set.patches = n >= kPatchedFrom ? draw_byte_patches(patch_rng, input, t, set.expected) : WordPatches{};
     if (whole > 0) pristine.write(*set.bytes, t, set.patches);
     if (whole < n) set.bytes->upload_range(input.data() + whole, whole, n - whole);
   };

@@ -120,8 +120,7 @@ CaseResult NbodyDriver::run(const RunContext& ctx, const Task& task, const Case&
   const std::vector<float>& bodies = data->bodies;
   const int count_of_sets = input_sets(c);
   const PristineInput pristine(ctx.device, bodies.data(), p.bytes(), count_of_sets);
-  Rng masks(derive_seed(ctx.run_seed, ctx.manifest.id, "masks " + task.name, c.name));
-  auto new_mask = [&] { return WordTransform{(static_cast<std::uint32_t>(masks.next()) & kMantissa) | 1u}; };
+  MaskDraws masks(ctx, task, c, {.may = kMantissa});
   std::vector<Set> sets(count_of_sets);
   auto hold = [&](Set& set, const WordTransform& t) {
     set.transform = t;
@@ -132,10 +131,10 @@ CaseResult NbodyDriver::run(const RunContext& ctx, const Task& task, const Case&
   for (int i = 0; i < count_of_sets; ++i) {
     sets[i].bodies = ctx.device.allocate_guarded(p.bytes());
     sets[i].accel = ctx.device.allocate_guarded(p.bytes());
-    hold(sets[i], i == 0 ? WordTransform{} : new_mask());  // the first launch of a case sees the plain bodies
+    hold(sets[i], i == 0 ? WordTransform{} : masks.next());  // the first launch of a case sees the plain bodies
   }
   const auto launch = labs::bind_nbody(ctx.device, task.function);
-  Rng samples(derive_seed(ctx.run_seed, ctx.manifest.id, "samples " + task.name, c.name));
+  Rng samples = ctx.draws("samples", task, c);
   std::vector<float> got(bodies.size());
   auto check_with = [&](int i, std::size_t sample_size, bool boundaries) {
     sets[i].accel->download(got.data(), p.bytes());
@@ -145,7 +144,7 @@ CaseResult NbodyDriver::run(const RunContext& ctx, const Task& task, const Case&
 
   Launchable l;
   l.sets = count_of_sets;
-  l.load = [&](int i, int) { hold(sets[i], new_mask()); };
+  l.load = [&](int i, int) { hold(sets[i], masks.next()); };
   l.prepare = [&](int i) { sets[i].accel->fill(kPoisonByte); };
   l.launch = [&](int i) { launch(*sets[i].bodies, *sets[i].accel, p.n, p.softening2); };
   l.check = [&](int i) {

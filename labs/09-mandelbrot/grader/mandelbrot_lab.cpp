@@ -286,8 +286,8 @@ class MandelbrotCaseRun {
         case_(c),
         data_(std::move(data)),
         pixels_(data_->expected.size()),
-        shifts_(derive_seed(ctx.run_seed, ctx.manifest.id, "windows " + task.name, c.name)),
-        row_picks_(derive_seed(ctx.run_seed, ctx.manifest.id, "checked rows " + task.name, c.name)),
+        shifts_(ctx.draws("windows", task, c)),
+        row_picks_(ctx.draws("checked rows", task, c)),
         launch_(labs::bind_mandelbrot(ctx.device, task.function)) {
     for (int i = 0; i < input_sets(c); ++i) {
       sets_.push_back({ctx.device.allocate_guarded(pixels_ * sizeof(std::uint32_t)), data_->view});

@@ -253,25 +253,20 @@ class StreamsDriver final : public LabDriver {
     // locked memory, pinned outside the timing as a real program would (pinning costs time) and
     // kept for the next case (PinnedPool).
     PinnedPool* pinned = task.name != "serial" ? &pinned_pool_ : nullptr;
-    Rng patch_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "patches " + task.name, c.name));
+    Rng patch_rng = ctx.draws("patches", task, c);
     const bool patched = input.size() >= kPatchedFrom;
     std::vector<Set> sets(input_sets(c));
     auto hold = [&](Set& set, int content) {  // the set's input gets new patches, its launch an operation
       for (const auto& [index, word] : set.in_patches)
         set.in->upload_range(&input[index], index * sizeof word, sizeof word);
       set.content = content;
-      set.in_patches.clear();
       set.out_patches.clear();
-      while (patched && set.in_patches.size() < kPatches) {
-        const auto at = static_cast<std::size_t>(rng_index(patch_rng, input.size()));
-        if (std::any_of(set.in_patches.begin(), set.in_patches.end(), [at](const auto& p) { return p.first == at; }))
-          continue;
-        const float x = draw_input(patch_rng);
-        const float y = data->operations[content](x);
-        set.in_patches.emplace_back(at, std::bit_cast<std::uint32_t>(x));
-        set.out_patches.emplace_back(at, std::bit_cast<std::uint32_t>(y));
+      set.in_patches = draw_patches(patch_rng, patched ? kPatches : 0, input.size(), [&](Rng& rng, std::size_t at) {
+        const float x = draw_input(rng);
+        set.out_patches.emplace_back(at, std::bit_cast<std::uint32_t>(data->operations[content](x)));
         set.in->upload_range(&x, at * sizeof x, sizeof x);
-      }
+        return std::bit_cast<std::uint32_t>(x);
+      });
     };
     for (int i = 0; i < static_cast<int>(sets.size()); ++i) {
       Set& set = sets[i];
@@ -283,7 +278,7 @@ class StreamsDriver final : public LabDriver {
       hold(set, i);
     }
     const auto function = labs::bind_stream(ctx.device, task.function);
-    Rng return_rng(derive_seed(ctx.run_seed, ctx.manifest.id, "returned early " + task.name, c.name));
+    Rng return_rng = ctx.draws("returned early", task, c);
     int launches = 0;
 
     Launchable l;
@@ -327,8 +322,6 @@ class StreamsDriver final : public LabDriver {
   }
 
  private:
-  static std::int64_t rng_index(Rng& rng, std::size_t n) { return rng.integer(0, static_cast<std::int64_t>(n) - 1); }
-
   // The host result first, then the device buffers the contract asks to hold the input and result.
   static Comparison check_set(Set& set, const CaseData& data) {
     const float* expected = data.expected[set.content].data();
