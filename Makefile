@@ -55,7 +55,7 @@ lab_args = $(foreach lab,$(subst $(comma), ,$(LAB)),--lab $(lab))
 check_args = --source "$(source_dir)" $(lab_args) $(if $(TASK),--task $(TASK)) \
   $(if $(BACKEND),--backend $(BACKEND)) $(if $(DEVICE),--device "$(DEVICE)") $(if $(SEED),--seed $(SEED)) \
   $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(SANITIZE),--sanitize) $(if $(RECALIBRATE),--recalibrate) \
-  $(if $(PROFILE),--profile)
+  $(if $(PROFILE),--profile) $(if $(FRESH),,--reuse)
 
 .PHONY: all deps harness instructor lab-lists check check-run test devices history clean docs docs-figures bench-docs docs-measured grade student-release \
   audit bench-grader format similarity serve roster submit

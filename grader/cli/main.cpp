@@ -14,9 +14,11 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <utility>
 
 #include "calibration_cache.hpp"
+#include "check_cache.hpp"
 #include "commands.hpp"
 #include "files.hpp"
 #include "gpulab/device.hpp"
@@ -92,6 +94,7 @@ struct CheckOptions {
   bool sanitize = false;     // the sanitizer gate instead of the check (sanitizer.hpp)
   bool profile = false;      // after each lab, its tasks' timing case under Nsight Compute (profiler.hpp)
   bool recalibrate = false;  // measure calibrations afresh instead of taking the cache's (calibration_cache.hpp)
+  bool reuse = false;        // show a lab's last results again when nothing changed since (check_cache.hpp)
 };
 
 // What one `gpulab check` runs its labs with.
@@ -103,6 +106,10 @@ struct CheckPlan {
   std::optional<SanitizerGate> gate;
   CheckCalibrations calibrations;
   std::optional<Profiler> profiler = std::nullopt;
+  // Where each lab's last results are kept for a check with nothing changed, and the device they are
+  // kept for; no device: nothing is kept or reused.
+  CheckCache kept;
+  std::optional<DeviceInfo> device = std::nullopt;
 };
 
 // Builds one lab and, unless only building, runs its tasks: under the GPU lock, through the
@@ -151,6 +158,43 @@ LabRun check_lab(CheckPlan& plan, const Manifest& m, const std::vector<std::stri
   return lab;
 }
 
+// The device a check's results are kept for (check_cache.hpp): none where it cannot be found, or for
+// a check whose results are not the plain check's (build only, the sanitizer gate, profiling).
+std::optional<DeviceInfo> device_to_keep_for(const CheckOptions& o, const std::string& backend) {
+  if (o.build_only || o.sanitize || o.profile) return std::nullopt;
+  try {
+    return find_device(backend, o.device);
+  } catch (const std::exception&) { return std::nullopt; }
+}
+
+// One lab of a check: its last results again when nothing changed since (check_cache.hpp), else built
+// and run, its results kept for the next check. `reused_seed`: the seed of the results shown again.
+LabRun check_or_reuse(CheckPlan& plan, const Manifest& m, const std::vector<std::string>& tasks, std::uint64_t seed,
+                      std::optional<std::uint64_t>& reused_seed) {
+  const CheckOptions& o = plan.options;
+  std::string key;
+  if (plan.device) try {
+      key = check_key(plan.tc, m, {plan.backend, plan.source, tasks, o.seed, o.timeout}, *plan.device);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "gpulab: {}: results not kept for the next check ({})\n", m.id, e.what());
+    }
+  if (!key.empty() && o.reuse && !o.recalibrate)
+    if (auto kept = plan.kept.find(m.id, key)) {
+      fmt::print(stderr, "gpulab: {} ({}): nothing changed since its last check: its results again (FRESH=1 runs it)\n",
+                 m.id, plan.backend);
+      reused_seed = kept->seed;
+      return std::move(kept->lab);
+    }
+  if (!o.build_only)
+    fmt::print(stderr, "gpulab: {} ({}{})…\n", m.id, plan.backend,
+               plan.gate
+                   ? fmt::format(", correctness cases under compute-sanitizer {}", fmt::join(plan.gate->tools, ", "))
+                   : "");
+  LabRun lab = check_lab(plan, m, tasks, seed);
+  if (!key.empty()) plan.kept.keep(key, lab, seed, now_utc());
+  return lab;
+}
+
 // `gpulab build`: the build failures, or that every lab builds.
 int report_build(const RunSummary& run) {
   for (const auto& lab : run.labs)
@@ -159,10 +203,11 @@ int report_build(const RunSummary& run) {
   return run.labs.empty() ? 0 : 1;
 }
 
-// Appends this check to build/history.jsonl (`gpulab history`); a failure there only warns: the
-// check itself is complete.
-void record_history(const Toolchain& tc, const fs::path& source, const std::vector<Manifest>& labs,
-                    const RunSummary& run) {
+// Appends this check to build/history.jsonl (`gpulab history`): the labs it ran, not those whose
+// results it showed again; a failure there only warns: the check itself is complete.
+void record_history(const Toolchain& tc, const fs::path& source, const std::vector<Manifest>& labs, RunSummary run) {
+  std::erase_if(run.labs, [](const LabRun& lab) { return !lab.reused.empty(); });
+  if (run.labs.empty()) return;
   try {
     std::map<std::string, std::string> hashes;
     for (const auto& m : labs)
@@ -207,13 +252,17 @@ int check(const CheckOptions& o) {
   source = course_labs(source, labs);
   require_known_tasks(labs, o.tasks);
   const std::string backend = choose_backend(tc, o.backend);
+  const fs::path work = tc.build_dir / "students" / source_key(tc, source);
   CheckPlan plan{o,
                  tc,
                  source,
-                 tc.build_dir / "students" / source_key(tc, source),
+                 work,
                  backend,
                  std::nullopt,
-                 CheckCalibrations(tc, backend, o.device, o.recalibrate)};
+                 CheckCalibrations(tc, backend, o.device, o.recalibrate),
+                 std::nullopt,
+                 CheckCache(work / "last-results" / backend),
+                 device_to_keep_for(o, backend)};
   if (o.sanitize && !o.build_only) plan.gate = make_sanitizer_gate(tc, backend);
   // Profiling informs and never grades: where it cannot run, the check runs and says why at the end.
   std::string no_profile;
@@ -225,15 +274,15 @@ int check(const CheckOptions& o) {
   run.source = source.string();
   run.backend = backend;
   run.seed = o.seed ? o.seed : fresh_seed();
+  std::set<std::uint64_t> seeds;  // of the labs' results shown, when every lab's were kept ones
+  bool all_reused = true;
   for (const auto& m : labs) {
     const auto tasks = m.files.count(backend) ? select_tasks(m, o.tasks) : std::vector<std::string>{};
     if (tasks.empty()) continue;
-    if (!o.build_only)
-      fmt::print(stderr, "gpulab: {} ({}{})…\n", m.id, backend,
-                 plan.gate
-                     ? fmt::format(", correctness cases under compute-sanitizer {}", fmt::join(plan.gate->tools, ", "))
-                     : "");
-    LabRun lab = check_lab(plan, m, tasks, run.seed);
+    std::optional<std::uint64_t> reused_seed;
+    LabRun lab = check_or_reuse(plan, m, tasks, run.seed, reused_seed);
+    all_reused = all_reused && reused_seed;
+    if (reused_seed) seeds.insert(*reused_seed);
     if (o.build_only && lab.tasks.empty()) {  // it built
       for (const auto& w : lab.warnings) fmt::print(stderr, "warning: {}\n", w);
       continue;
@@ -241,6 +290,7 @@ int check(const CheckOptions& o) {
     run.labs.push_back(std::move(lab));
   }
   if (o.build_only) return report_build(run);
+  if (all_reused && seeds.size() == 1) run.seed = *seeds.begin();  // SEED= of the results shown reproduces them
   const fs::path json = o.json.empty() ? plan.work / "report.json" : fs::path(o.json);
   write_json_atomically(to_json(run), json);
   if (!o.sanitize) record_history(tc, source, labs, run);
@@ -331,6 +381,9 @@ int main(int argc, char** argv) {
                         "with it); when it passes, remove the file");
   check_cmd->add_flag("--recalibrate", o.recalibrate,
                       "measure the calibrations afresh instead of taking those cached in the last 10 minutes");
+  check_cmd->add_flag("--reuse", o.reuse,
+                      "show a lab's last results again, without running it, when its files, the grader, the device "
+                      "and these options are as they were at its last check (make check does, unless FRESH=1)");
   check_cmd->add_flag(
       "--sanitize", o.sanitize,
       "CUDA: run each task's correctness cases under compute-sanitizer (memcheck, racecheck, synccheck, "

@@ -30,7 +30,10 @@ expect(grade, "--lab transpose --lab scan", "--leaderboard", '--deadlines "due.c
        "--slurm", '--partition "gpu"', "--max-running 4")
 expect(command_of("grade", "SUBMISSIONS=subs", "LAB=transpose,scan", "SANITIZE=1"), "--lab transpose --lab scan",
        "--sanitize")
-expect(command_of("check", "LAB=transpose,scan"), "--lab transpose --lab scan")
+expect(command_of("check", "LAB=transpose,scan"), "--lab transpose --lab scan", "--reuse")
+fresh = command_of("check", "FRESH=1")
+if "--reuse" in fresh:
+    failures.append(f"FRESH=1 still reuses: {fresh!r}")
 for failure in failures:
     print(f"FAIL: {failure}")
 sys.exit(1 if failures else 0)

@@ -171,6 +171,38 @@ TEST_CASE("every check adds a line to the history of the build folder, which gpu
   CHECK(shown.find(lab.id + " · opencl") != std::string::npos);
 }
 
+TEST_CASE(
+    "with --reuse (make check) and nothing changed a check shows the last results without running, and an edit or a "
+    "check without it runs the lab" *
+    doctest::skip(!instructor_repository())) {
+  const auto lab = all_labs().front();
+  SourceTree tree("check-reuse");
+  const std::string args = "--backend opencl --lab " + lab.name;
+  const auto first = run_check(tree.root(), args + " --reuse");
+  REQUIRE(first.report.is_object());
+  CHECK_FALSE(first.report.at("labs")[0].contains("reused"));
+
+  const auto again = run_check(tree.root(), args + " --reuse");
+  INFO(again.output);
+  REQUIRE(again.report.is_object());
+  CHECK(again.exit_code == first.exit_code);
+  CHECK(again.report.at("seed") == first.report.at("seed"));  // SEED= reproduces what is shown
+  CHECK(again.report.at("labs")[0].value("reused", "").find("nothing changed since its check at") != std::string::npos);
+  CHECK(again.report.at("labs")[0].at("tasks") == first.report.at("labs")[0].at("tasks"));
+  CHECK(again.output.find("nothing changed since its last check: its results again (FRESH=1 runs it)") !=
+        std::string::npos);
+
+  tree.append(lab.id + "/" + lab.files.at("opencl").front(), "// an edit");
+  const auto edited = run_check(tree.root(), args + " --reuse");
+  REQUIRE(edited.report.is_object());
+  CHECK_FALSE(edited.report.at("labs")[0].contains("reused"));
+  CHECK(edited.report.at("seed") != first.report.at("seed"));
+
+  const auto fresh = run_check(tree.root(), args);
+  REQUIRE(fresh.report.is_object());
+  CHECK_FALSE(fresh.report.at("labs")[0].contains("reused"));
+}
+
 TEST_CASE("a misspelt task name is an error that lists the lab's tasks, and runs nothing") {
   const auto lab = all_labs().front();
   const std::string misspelt = lab.tasks.front().name + "-typo";

@@ -270,6 +270,7 @@ std::string render_report(const RunSummary& run, bool color) {
     const Calibration& cal = lab.calibration;
     out +=
         fmt::format("  [{}{}{}]\n", lab.backend, describe_calibration(cal), describe_measured(cal, unix_seconds_now()));
+    if (!lab.reused.empty()) out += paint("  " + lab.reused, fg(fmt::terminal_color::cyan)) + "\n";
     // A column for every ratio this run could compute.
     std::vector<const Metric*> columns;
     for (const auto& m : metrics())

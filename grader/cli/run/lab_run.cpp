@@ -140,6 +140,7 @@ void to_json(json& j, const LabRun& lab) {
   if (!lab.pictures_dir.empty()) j["pictures"] = lab.pictures_dir;
   if (!lab.warnings.empty()) j["warnings"] = lab.warnings;
   if (!lab.profile.empty()) j["profile"] = lab.profile;
+  if (!lab.reused.empty()) j["reused"] = lab.reused;
   if (!lab.calibration.rates.empty()) {
     j["calibration"] = calibration_to_json(lab.calibration);
     j["labels"] = calibration_labels(lab.calibration);  // so renderers of the JSON only render
@@ -165,6 +166,7 @@ void from_json(const json& j, LabRun& lab) {
   lab.pictures_dir = j.value("pictures", "");
   lab.warnings = j.value("warnings", std::vector<std::string>{});
   lab.profile = j.value("profile", std::vector<TaskProfile>{});
+  lab.reused = j.value("reused", "");
   if (j.contains("phases")) lab.phases = j["phases"].get<PhaseTimes>();
 }
 

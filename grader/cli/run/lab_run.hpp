@@ -82,6 +82,9 @@ struct LabRun {
   // `gpulab check --profile`: each task's timing case under Nsight Compute (profiler.hpp). It informs
   // and never grades.
   std::vector<TaskProfile> profile;
+  // Set when `gpulab check` shows this lab's last results again because nothing changed (check_cache.hpp):
+  // when it ran and how to run it anew.
+  std::string reused;
 
   double points() const;
   double max_points() const;  // bonus tasks excluded
