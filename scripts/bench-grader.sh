@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # How fast the grader answers on this machine's best device (or BENCH_BACKEND / BENCH_DEVICE):
-#   - per lab, `make check LAB=x` after an edit: every student file the lab lists for the backend is
-#     touched (for OpenCL the host .cpp, compiled and linked, and the .cl, built by the driver at run
-#     time), then `gpulab check` builds and runs the lab;
-#   - per lab, a re-check with nothing changed;
+#   - per lab, `make check LAB=x` after an edit: every student file the lab lists for the backend gets
+#     a comment line more (for OpenCL the host .cpp, compiled and linked, and the .cl, built by the
+#     driver at run time), then `gpulab check --reuse` (as make check runs it) builds and runs the lab;
+#   - per lab, a re-check with nothing changed (`gpulab check --reuse`: the last results shown again);
 #   - `gpulab grade` throughput: BENCH_SUBMISSIONS copies of solutions/ as one batch, in submissions
 #     per hour (each submission has the labs measured above), and where a submission's time went
 #     (compile, waiting for the GPU, run, timing cases, sanitizer; per lab too) with the most
@@ -110,12 +110,12 @@ for lab in "${labs[@]}"; do
   [ -n "$files" ] || { echo "bench-grader: labs/$lab/lab.toml lists no $backend files" >&2; exit 1; }
   edits=() rechecks=()
   for ((i = 1; i <= repeats; i++)); do
-    for f in $files; do touch "$copy/$lab/$f"; done
-    timed "${check[@]}" || failed=$((failed + 1))
+    for f in $files; do printf '\n// bench-grader: edit %s\n' "$i" >>"$copy/$lab/$f"; done
+    timed "${check[@]}" --reuse || failed=$((failed + 1))
     edits+=("$took")
   done
   for ((i = 1; i <= repeats; i++)); do
-    timed "${check[@]}" || failed=$((failed + 1))
+    timed "${check[@]}" --reuse || failed=$((failed + 1))
     rechecks+=("$took")
   done
   edit=$(median "${edits[@]}")
