@@ -17,6 +17,9 @@ using nlohmann::json;
 std::string check_key(const Toolchain& tc, const Manifest& lab, const CheckSelection& selection,
                       const DeviceInfo& device) {
   const auto files = lab.files.find(selection.backend);
+  Sha256 headers;  // what the student's files include besides each other
+  for (const char* header : {"cuda.hpp", "opencl.hpp"})
+    headers.update_file(tc.repo / "common" / "include" / "gpulab" / "student" / header);
   const json key = {
       {"lab", lab.id},
       {"backend", selection.backend},
@@ -26,6 +29,7 @@ std::string check_key(const Toolchain& tc, const Manifest& lab, const CheckSelec
       {"timeout", selection.timeout},
       {"device", {device.backend, device.index, device.name, device.platform, device.details, device.bus_id}},
       {"grader", grader_version(tc, {lab}, selection.backend)},
+      {"student_headers", headers.hex()},
       {"files", files == lab.files.end() ? "" : lab_files_hash(selection.source / lab.id, files->second)}};
   Sha256 h;
   h.update(key.dump());

@@ -1,7 +1,7 @@
 // `gpulab check` with nothing changed answers at once: a lab's last complete result is shown again
 // when its student files, the grader (the gpulab command, the lab's harness libraries and manifest,
-// the allowlists: toolchain.hpp's grader_version), the device and the selection (tasks, an explicit
-// seed, the time limit, the source folder) are what they were. No GPU time, no build, no lock.
+// the allowlists: toolchain.hpp's grader_version; the headers student files include), the device and
+// the selection (tasks, an explicit seed, the time limit, the source folder) are what they were. No GPU time, no build, no lock.
 // `make check` asks for that (gpulab check --reuse); `make check FRESH=1` runs the lab anew on new
 // random inputs, which is what a student chasing a race or a rare case wants. The report says which
 // labs it shows again and when they ran. Every plain check keeps its results for the next one.
