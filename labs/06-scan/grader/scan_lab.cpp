@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <span>
 
@@ -57,6 +58,54 @@ bool differences_match(std::span<const std::uint32_t> input, const WordTransform
   return all_right;
 }
 
+// A timed launch of a large case is checked on samples, as the framework checks other labs' outputs
+// (execute.cpp): the first and the last chunk and kSampledChunks more at seeded places, each chunk's
+// first word against the exact sum of the words before it and the rest word by word, without the
+// output's copy to the host that a full check needs (512 MiB at a GPU's timing size, 0.2 s a launch).
+// The runner checks the first launch of every case and one seeded timed launch in full.
+constexpr std::size_t kChunkWords = 16 << 10, kSampledChunks = 14, kSampledFrom = std::size_t{1} << 20;
+
+// The sums (mod 2^32) of the transformed input's words before each of `starts` (sorted): the input
+// is summed once, on every core, in blocks, and each start adds the part of its block before it.
+std::vector<std::uint32_t> sums_before(std::span<const std::uint32_t> input, const WordTransform& load,
+                                       const std::vector<std::size_t>& starts) {
+  constexpr std::size_t kBlock = std::size_t{1} << 16;
+  std::vector<std::uint32_t> block_sums((input.size() + kBlock - 1) / kBlock);
+  parallel_for(block_sums.size(), [&](std::size_t b) {
+    std::uint32_t sum = 0;
+    for (std::size_t i = b * kBlock; i < std::min(input.size(), (b + 1) * kBlock); ++i) sum += load(input[i]);
+    block_sums[b] = sum;
+  });
+  std::vector<std::uint32_t> sums;
+  for (const std::size_t start : starts) {
+    std::uint32_t sum = 0;
+    for (std::size_t b = 0; b < start / kBlock; ++b) sum += block_sums[b];
+    for (std::size_t i = start / kBlock * kBlock; i < start; ++i) sum += load(input[i]);
+    sums.push_back(sum);
+  }
+  return sums;
+}
+
+// Whether the scan of `input` under `load` lies in `out` at sampled chunks (see kSampledChunks).
+bool samples_match(std::span<const std::uint32_t> input, const WordTransform& load, Buffer& out, Rng& rng) {
+  const std::size_t n = input.size();
+  std::vector<std::size_t> starts{0, n - kChunkWords};
+  for (std::size_t i = 0; i < kSampledChunks; ++i)
+    starts.push_back(static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n - kChunkWords))));
+  std::sort(starts.begin(), starts.end());
+  const std::vector<std::uint32_t> before = sums_before(input, load, starts);
+  std::vector<std::uint32_t> got(kChunkWords);
+  for (std::size_t c = 0; c < starts.size(); ++c) {
+    out.download_range(got.data(), starts[c] * sizeof(std::uint32_t), kChunkWords * sizeof(std::uint32_t));
+    std::uint32_t previous = before[c];
+    for (std::size_t k = 0; k < kChunkWords; ++k) {
+      if (got[k] - previous != load(input[starts[c] + k])) return false;
+      previous = got[k];
+    }
+  }
+  return true;
+}
+
 // A case's contents (one input per input set) and the scan of contents 0.
 struct CaseData {
   std::vector<std::vector<std::uint32_t>> contents;
@@ -67,8 +116,9 @@ struct CaseData {
 // sets during timing (load), and each load XORs the words with a new random mask, written on the
 // device from an untouched copy: a new input every time, so no result cached by pointer or by
 // content is right again. The expected output of a masked input is not the masked output (a sum does
-// not commute with XOR), so timed launches are checked in linear time (differences_match) and a full
-// reference is computed only for a report.
+// not commute with XOR), so timed launches are checked without a reference: on samples in a large case
+// (samples_match), else in linear time (differences_match); a full reference is computed only for the
+// launches the runner checks in full and for a report.
 class ScanCaseRun {
  public:
   ScanCaseRun(const RunContext& ctx, const Task& task, const Case& c, std::shared_ptr<const CaseData> data)
@@ -77,6 +127,7 @@ class ScanCaseRun {
         n_(data_->contents[0].size()),
         bytes_(n_ * sizeof(std::uint32_t)),
         masks_(ctx, task, c),
+        samples_(ctx.draws("samples", task, c)),
         launch_(labs::bind_scan(ctx.device, task.function)),
         got_(n_) {
     const int count_of_sets = input_sets(c);
@@ -152,8 +203,15 @@ class ScanCaseRun {
   }
 
   Comparison quick_check(int i) {
-    sets_[i].out->download(got_.data(), bytes_);
-    if (!differences_match(data_->contents[sets_[i].holds], sets_[i].load, got_)) return check(i);  // the full report
+    const std::vector<std::uint32_t>& input = data_->contents[sets_[i].holds];
+    bool right_so_far = false;
+    if (n_ >= kSampledFrom) {
+      right_so_far = samples_match(input, sets_[i].load, *sets_[i].out, samples_);
+    } else {
+      sets_[i].out->download(got_.data(), bytes_);
+      right_so_far = differences_match(input, sets_[i].load, got_);
+    }
+    if (!right_so_far) return check(i);  // the full report
     Comparison right;
     right.total = n_;
     return right;
@@ -163,6 +221,7 @@ class ScanCaseRun {
   const std::shared_ptr<const CaseData> data_;
   const std::size_t n_, bytes_;
   MaskDraws masks_;
+  Rng samples_;  // where timed launches of a large case are checked (samples_match)
   labs::ScanLaunch launch_;
   std::vector<std::unique_ptr<Buffer>> pristine_;  // contents i, untouched (timing cases)
   std::vector<Set> sets_;
