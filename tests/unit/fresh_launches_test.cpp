@@ -26,17 +26,24 @@ __kernel void add_one(__global const uint* in, __global uint* out, uint words, u
 // How the made-up driver's load treats a set: new input contents, a new argument only, or nothing.
 enum class Load { contents, arguments, nothing, none };
 
+// The made-up labs' manifest (one warm-up, up to ten timed launches) and case.
+struct MadeUpLab {
+  Manifest manifest;
+  Case c;
+  explicit MadeUpLab(bool timing) {
+    manifest.id = "99-fresh";
+    manifest.warmup = 1;
+    manifest.repeats = 10;
+    c.name = timing ? "timed" : "small";
+    c.timing = timing;
+  }
+};
+
 // A made-up lab (out = in + 1 + plus, exact) run by execute() on `device`, with `sets` input sets.
 CaseResult run_case(Device& device, bool timing, int sets_count, Load load) {
   constexpr cl_uint n = 1 << 20;  // 4 MiB per buffer: the fingerprint samples chunks of it
-  Manifest manifest;
-  manifest.id = "99-fresh";
-  manifest.warmup = 1;
-  manifest.repeats = 10;
-  Case c;
-  c.name = timing ? "timed" : "small";
-  c.timing = timing;
-  RunContext ctx{device, manifest, 99};
+  const MadeUpLab lab(timing);
+  RunContext ctx{device, lab.manifest, 99};
   ctx.task = "add";
   struct Set {
     std::unique_ptr<Buffer> in, out;
@@ -82,7 +89,7 @@ CaseResult run_case(Device& device, bool timing, int sets_count, Load load) {
     return std::vector<Watched>{{sets[i].in.get(), "in", 4, sets[i].input.data()}, {sets[i].out.get(), "out", 4}};
   };
   l.work = 8.0 * n;
-  return execute(ctx, c, l);
+  return execute(ctx, lab.c, l);
 }
 
 }  // namespace
@@ -146,14 +153,8 @@ __kernel void add_one_in_place(__global uint* data, uint words) {
 // `new_masks` false, keeps.
 CaseResult run_in_place_case(Device& device, bool new_masks) {
   constexpr cl_uint n = 1 << 20;
-  Manifest manifest;
-  manifest.id = "99-fresh";
-  manifest.warmup = 1;
-  manifest.repeats = 10;
-  Case c;
-  c.name = "timed";
-  c.timing = true;
-  RunContext ctx{device, manifest, 99};
+  const MadeUpLab lab(true);
+  RunContext ctx{device, lab.manifest, 99};
   ctx.task = "add";
   std::vector<std::uint32_t> input(n), got(n);
   for (cl_uint i = 0; i < n; ++i) input[i] = i * 2654435761u;
@@ -196,7 +197,7 @@ CaseResult run_in_place_case(Device& device, bool new_masks) {
                                  .in_place = true}};
   };
   l.work = 8.0 * n;
-  return execute(ctx, c, l);
+  return execute(ctx, lab.c, l);
 }
 
 }  // namespace
