@@ -103,8 +103,18 @@ struct MaskBits {
 class MaskDraws {
  public:
   MaskDraws(const RunContext& ctx, const Task& task, const Case& c, MaskBits bits = {})
-      : rng_(ctx.draws("masks", task, c)), bits_(bits) {}
+      : rng_(ctx.draws("masks", task, c)), bits_(bits) {
+    if ((bits.may & ~bits.always) == 0) throw std::logic_error("MaskDraws: the MaskBits let no bit of a mask vary");
+  }
   WordTransform next() { return WordTransform{(static_cast<std::uint32_t>(rng_.next()) & bits_.may) | bits_.always}; }
+  // A mask other than `current`, the set's mask at its previous launch: a family of few bits (matmul's
+  // no-cancel inputs flip 8, 256 masks) repeats one now and then, and that launch would see what the
+  // set's previous one saw (FreshLaunches stops the run).
+  WordTransform next_other(const WordTransform& current) {
+    WordTransform t = next();
+    while (t.xor_mask == current.xor_mask && t.byte_order == current.byte_order) t = next();
+    return t;
+  }
 
  private:
   Rng rng_;

@@ -217,3 +217,28 @@ TEST_CASE("an in-place buffer is not an input the launch changed, and its declar
   CHECK(stale.driver_fault.find("the contents and arguments it held at its previous launch") != std::string::npos);
   CHECK(stale.message == "");
 }
+
+TEST_CASE("the framework's masks never repeat a set's current one, even in a family of two, and need a bit to vary") {
+  const auto device = testing::open_opencl_cpu_device();
+  if (!device) {
+    MESSAGE("skipped: no OpenCL CPU device (PoCL)");
+    return;
+  }
+  const MadeUpLab lab(true);
+  const RunContext ctx{*device, lab.manifest, 99};
+  Task task;
+  task.name = "add";
+  MaskDraws two(ctx, task, lab.c, {.may = 0x2u, .always = 0x1u});  // masks 1 and 3 only
+  WordTransform current;                                           // the identity: what set 0 holds at first
+  for (int i = 0; i < 200; ++i) {
+    const WordTransform next = two.next_other(current);
+    CHECK((next.xor_mask == 1u || next.xor_mask == 3u));
+    CHECK(next.xor_mask != current.xor_mask);
+    current = next;
+  }
+  // The same stream for the same run, task and case: a run can be reproduced.
+  MaskDraws again(ctx, task, lab.c, {.may = 0x807F0000u});
+  MaskDraws same(ctx, task, lab.c, {.may = 0x807F0000u});
+  for (int i = 0; i < 10; ++i) CHECK(again.next().xor_mask == same.next().xor_mask);
+  CHECK_THROWS_AS(MaskDraws(ctx, task, lab.c, {.may = 0x1u, .always = 0x1u}), std::logic_error);
+}

@@ -192,7 +192,7 @@ class MatmulDriver final : public LabDriver {
     MaskDraws masks(ctx, task, c, {.may = maskable});
     std::vector<Set> sets(count_of_sets);
     auto load = [&](Set& set) {
-      set.ta = masks.next();
+      set.ta = masks.next_other(set.ta);  // A alone new is enough: the product is new
       set.tb = masks.next();
       ctx.device.copy_transformed(*pristine->a, *set.ops->a, set.ta);
       ctx.device.copy_transformed(*pristine->b, *set.ops->b, set.tb);

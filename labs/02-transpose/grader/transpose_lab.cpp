@@ -75,7 +75,7 @@ class TransposeDriver final : public LabDriver {
 
     Launchable l;
     l.sets = count_of_sets;
-    l.load = [&](int i, int) { hold(sets[i], masks.next()); };
+    l.load = [&](int i, int) { hold(sets[i], masks.next_other(sets[i].transform)); };
     l.prepare = [&](int i) { sets[i].out->fill(kPoisonByte); };
     l.launch = [&](int i) { launch(*sets[i].in, *sets[i].out, rows, cols); };
     l.check = [&](int i) {

@@ -206,7 +206,7 @@ class BitonicDriver final : public LabDriver {
     l.sets = count_of_sets;
     l.load = [&](int i, int what) {
       sets[i].holds = what;
-      sets[i].transform = masks.next();
+      sets[i].transform = masks.next_other(sets[i].transform);
     };
     l.prepare = [&](int i) {  // it sorts in place: the keys again before every launch
       if (bytes) ctx.device.copy_transformed(*pristine[sets[i].holds], *sets[i].keys, sets[i].transform);

@@ -252,7 +252,7 @@ CaseResult ReductionDriver::run(const RunContext& ctx, const Task& task, const C
 
   Launchable l;
   l.sets = count_of_sets;
-  l.load = [&](int i, int) { hold(sets[i], masks.next()); };
+  l.load = [&](int i, int) { hold(sets[i], masks.next_other(sets[i].transform)); };
   l.prepare = [&](int i) {  // nothing survives in scratch from one launch to the next
     sets[i].out->fill(kPoisonByte);
     sets[i].scratch->fill(kPoisonByte);

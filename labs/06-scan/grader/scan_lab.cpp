@@ -178,7 +178,7 @@ class ScanCaseRun {
 
   void load(int i, int what) {
     sets_[i].holds = what;
-    sets_[i].load = masks_.next();
+    sets_[i].load = masks_.next_other(sets_[i].load);
     ctx_.device.copy_transformed(*pristine_[what], *sets_[i].in, sets_[i].load);
   }
 

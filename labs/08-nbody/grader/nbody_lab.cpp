@@ -144,7 +144,7 @@ CaseResult NbodyDriver::run(const RunContext& ctx, const Task& task, const Case&
 
   Launchable l;
   l.sets = count_of_sets;
-  l.load = [&](int i, int) { hold(sets[i], masks.next()); };
+  l.load = [&](int i, int) { hold(sets[i], masks.next_other(sets[i].transform)); };
   l.prepare = [&](int i) { sets[i].accel->fill(kPoisonByte); };
   l.launch = [&](int i) { launch(*sets[i].bodies, *sets[i].accel, p.n, p.softening2); };
   l.check = [&](int i) {
