@@ -63,18 +63,22 @@ def body_text(driver):
 
 
 def wait_for_text(driver, text, seconds=30):
-    """The page's text once it holds `text` (a click's page load ends), or as it is after `seconds`."""
-    from selenium.common.exceptions import StaleElementReferenceException
+    """The page's text once it holds `text` (a click's page load ends), or as it is after `seconds`.
+    While the next page loads there may be no body yet, or the old one goes stale: both mean wait."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             body = body_text(driver)
             if text in body:
                 return body
-        except StaleElementReferenceException:
+        except (NoSuchElementException, StaleElementReferenceException):
             pass
         time.sleep(0.1)
-    return body_text(driver)
+    try:
+        return body_text(driver)
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
 
 
 def sign_in(driver, url, token, expected):
