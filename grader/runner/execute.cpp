@@ -55,25 +55,6 @@ void measure_cpu_rates(const RunContext& ctx, Calibration& cal, double work, con
   cal.rates["cpu_all_cores"] = work / (median_host_ms(all_cores, repeats) * 1e-3) / 1e9;
 }
 
-namespace {
-
-// "changed its input a: 3 of 1,024 elements differ, the first at index 17"; empty when unchanged.
-std::string describe_input_change(const Watched& w, const std::vector<std::uint8_t>& now) {
-  const auto* before = static_cast<const std::uint8_t*>(w.original);
-  if (std::memcmp(before, now.data(), now.size()) == 0) return {};
-  const std::size_t e = std::max<std::size_t>(w.element_bytes, 1);
-  std::size_t changed = 0, first = now.size();
-  for (std::size_t i = 0; i < now.size() / e; ++i)
-    if (std::memcmp(before + i * e, now.data() + i * e, e) != 0) {
-      changed += 1;
-      first = std::min(first, i);
-    }
-  return fmt::format(
-      "changed its input {}: {} of {} elements differ after the launch, the first at index {} (inputs "
-      "are read-only: write results only to the outputs)",
-      w.name, changed, now.size() / e, first);
-}
-
 // Warm-up and timed launches compare large buffers by sampling: the first and the last chunk and
 // kSampledChunks more at random (about 1 MiB). Skipped or partial work leaves poison or stale data in
 // far more than that; the untimed first launch of every case is compared whole, and so is one
@@ -94,6 +75,25 @@ std::vector<std::pair<std::size_t, std::size_t>> chunks_to_compare(std::size_t s
     chunks.emplace_back(at / 64 * 64, kChunkBytes);  // whole words, whatever the element size
   }
   return chunks;
+}
+
+namespace {
+
+// "changed its input a: 3 of 1,024 elements differ, the first at index 17"; empty when unchanged.
+std::string describe_input_change(const Watched& w, const std::vector<std::uint8_t>& now) {
+  const auto* before = static_cast<const std::uint8_t*>(w.original);
+  if (std::memcmp(before, now.data(), now.size()) == 0) return {};
+  const std::size_t e = std::max<std::size_t>(w.element_bytes, 1);
+  std::size_t changed = 0, first = now.size();
+  for (std::size_t i = 0; i < now.size() / e; ++i)
+    if (std::memcmp(before + i * e, now.data() + i * e, e) != 0) {
+      changed += 1;
+      first = std::min(first, i);
+    }
+  return fmt::format(
+      "changed its input {}: {} of {} elements differ after the launch, the first at index {} (inputs "
+      "are read-only: write results only to the outputs)",
+      w.name, changed, now.size() / e, first);
 }
 
 // Writes the patched words that lie in [offset, offset + bytes) of a buffer into `part`, its copy.

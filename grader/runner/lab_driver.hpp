@@ -112,7 +112,7 @@ class MaskDraws {
   // set's previous one saw (FreshLaunches stops the run).
   WordTransform next_other(const WordTransform& current) {
     WordTransform t = next();
-    while (t.xor_mask == current.xor_mask && t.byte_order == current.byte_order) t = next();
+    while (t == current) t = next();
     return t;
   }
 
@@ -231,6 +231,12 @@ struct Launchable {
 };
 
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable);
+
+// The chunks (offset, bytes) of a `size`-byte buffer that the framework compares after a warm-up or
+// timed launch: all of it, in pieces, when small or without `rng`; else the first and the last
+// 64 KiB and 14 more at places drawn from `rng`. A lab that checks an output its own way samples the
+// same chunks.
+std::vector<std::pair<std::size_t, std::size_t>> chunks_to_compare(std::size_t size, Rng* rng);
 
 // Guard zones around the buffers student code allocates itself (cudaMalloc, clCreateBuffer): on,
 // except under the sanitizer, whose memcheck must see an access past the end of the allocation.

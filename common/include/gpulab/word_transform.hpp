@@ -16,6 +16,7 @@ struct WordTransform {
   std::array<std::uint8_t, 4> byte_order{0, 1, 2, 3};
 
   bool identity() const { return xor_mask == 0 && byte_order == std::array<std::uint8_t, 4>{0, 1, 2, 3}; }
+  bool operator==(const WordTransform&) const = default;
   std::uint32_t operator()(std::uint32_t word) const {
     std::uint32_t out = 0;
     for (int k = 0; k < 4; ++k) out |= ((word >> (8 * byte_order[k])) & 0xFFu) << (8 * k);

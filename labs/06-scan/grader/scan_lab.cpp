@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <span>
 
 #include "gpulab/parallel.hpp"
@@ -40,30 +39,13 @@ std::vector<std::uint32_t> transformed(std::vector<std::uint32_t> words, const W
   return words;
 }
 
-// A linear-time check of a timed launch, on every core: got[0] is the first input word and every
-// later output word exceeds its left neighbour by exactly its input word (mod 2^32). That holds only
-// for the inclusive scan, so it is as strict as comparing with the reference, without one.
-bool differences_match(std::span<const std::uint32_t> input, const WordTransform& load,
-                       std::span<const std::uint32_t> got) {
-  if (got.empty()) return true;
-  if (got[0] != load(input[0])) return false;
-  std::atomic<bool> all_right{true};
-  parallel_ranges(got.size() - 1, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin + 1; i <= end; ++i)
-      if (got[i] - got[i - 1] != load(input[i])) {
-        all_right = false;
-        return;
-      }
-  });
-  return all_right;
-}
-
-// A timed launch of a large case is checked on samples, as the framework checks other labs' outputs
-// (execute.cpp): the first and the last chunk and kSampledChunks more at seeded places, each chunk's
-// first word against the exact sum of the words before it and the rest word by word, without the
-// output's copy to the host that a full check needs (512 MiB at a GPU's timing size, 0.2 s a launch).
-// The runner checks the first launch of every case and one seeded timed launch in full.
-constexpr std::size_t kChunkWords = 16 << 10, kSampledChunks = 14, kSampledFrom = std::size_t{1} << 20;
+// A timed launch is checked without a reference, on the chunks the framework samples outputs on
+// (chunks_to_compare: all of a small output, the first, the last and 14 seeded 64 KiB chunks of a
+// large one): each chunk's first word against the exact sum (mod 2^32) of the words before it, and
+// every later word against its left neighbour plus its input word. That holds only for the inclusive
+// scan, so on the words it looks at it is as strict as the reference, and a large output is not
+// copied to the host at every launch (512 MiB at a GPU's timing size). The runner checks the first
+// launch of every case and one seeded timed launch in full.
 
 // The sums (mod 2^32) of the transformed input's words before each of `starts` (sorted): the input
 // is summed once, on every core, in blocks, and each start adds the part of its block before it.
@@ -86,19 +68,20 @@ std::vector<std::uint32_t> sums_before(std::span<const std::uint32_t> input, con
   return sums;
 }
 
-// Whether the scan of `input` under `load` lies in `out` at sampled chunks (see kSampledChunks).
-bool samples_match(std::span<const std::uint32_t> input, const WordTransform& load, Buffer& out, Rng& rng) {
-  const std::size_t n = input.size();
-  std::vector<std::size_t> starts{0, n - kChunkWords};
-  for (std::size_t i = 0; i < kSampledChunks; ++i)
-    starts.push_back(static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n - kChunkWords))));
-  std::sort(starts.begin(), starts.end());
+// Whether the scan of `input` under `load` lies in `out` on the chunks sampled with `rng`.
+bool scan_matches(std::span<const std::uint32_t> input, const WordTransform& load, Buffer& out, Rng& rng) {
+  constexpr std::size_t kWord = sizeof(std::uint32_t);
+  auto chunks = chunks_to_compare(input.size() * kWord, &rng);
+  std::sort(chunks.begin(), chunks.end());
+  std::vector<std::size_t> starts;
+  for (const auto& chunk : chunks) starts.push_back(chunk.first / kWord);
   const std::vector<std::uint32_t> before = sums_before(input, load, starts);
-  std::vector<std::uint32_t> got(kChunkWords);
-  for (std::size_t c = 0; c < starts.size(); ++c) {
-    out.download_range(got.data(), starts[c] * sizeof(std::uint32_t), kChunkWords * sizeof(std::uint32_t));
+  std::vector<std::uint32_t> got;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    got.resize(chunks[c].second / kWord);
+    out.download_range(got.data(), chunks[c].first, got.size() * kWord);
     std::uint32_t previous = before[c];
-    for (std::size_t k = 0; k < kChunkWords; ++k) {
+    for (std::size_t k = 0; k < got.size(); ++k) {
       if (got[k] - previous != load(input[starts[c] + k])) return false;
       previous = got[k];
     }
@@ -116,9 +99,8 @@ struct CaseData {
 // sets during timing (load), and each load XORs the words with a new random mask, written on the
 // device from an untouched copy: a new input every time, so no result cached by pointer or by
 // content is right again. The expected output of a masked input is not the masked output (a sum does
-// not commute with XOR), so timed launches are checked without a reference: on samples in a large case
-// (samples_match), else in linear time (differences_match); a full reference is computed only for the
-// launches the runner checks in full and for a report.
+// not commute with XOR), so timed launches are checked without a reference (scan_matches); a full
+// reference is computed only for the launches the runner checks in full and for a report.
 class ScanCaseRun {
  public:
   ScanCaseRun(const RunContext& ctx, const Task& task, const Case& c, std::shared_ptr<const CaseData> data)
@@ -203,15 +185,8 @@ class ScanCaseRun {
   }
 
   Comparison quick_check(int i) {
-    const std::vector<std::uint32_t>& input = data_->contents[sets_[i].holds];
-    bool right_so_far = false;
-    if (n_ >= kSampledFrom) {
-      right_so_far = samples_match(input, sets_[i].load, *sets_[i].out, samples_);
-    } else {
-      sets_[i].out->download(got_.data(), bytes_);
-      right_so_far = differences_match(input, sets_[i].load, got_);
-    }
-    if (!right_so_far) return check(i);  // the full report
+    if (!scan_matches(data_->contents[sets_[i].holds], sets_[i].load, *sets_[i].out, samples_))
+      return check(i);  // the full report
     Comparison right;
     right.total = n_;
     return right;
@@ -221,7 +196,7 @@ class ScanCaseRun {
   const std::shared_ptr<const CaseData> data_;
   const std::size_t n_, bytes_;
   MaskDraws masks_;
-  Rng samples_;  // where timed launches of a large case are checked (samples_match)
+  Rng samples_;  // where timed launches of a large case are checked (scan_matches)
   labs::ScanLaunch launch_;
   std::vector<std::unique_ptr<Buffer>> pristine_;  // contents i, untouched (timing cases)
   std::vector<Set> sets_;

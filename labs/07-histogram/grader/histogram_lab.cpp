@@ -154,7 +154,7 @@ WordTransform new_transform(Rng& rng) {
 // and then, as MaskDraws::next_other says).
 WordTransform other_transform(Rng& rng, const WordTransform& current) {
   WordTransform t = new_transform(rng);
-  while (t.xor_mask == current.xor_mask && t.byte_order == current.byte_order) t = new_transform(rng);
+  while (t == current) t = new_transform(rng);
   return t;
 }
 
