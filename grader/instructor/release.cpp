@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <future>
+#include <map>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "files.hpp"
 #include "gpulab/manifest.hpp"
 #include "gpulab/text.hpp"
+#include "opencl_kernels.hpp"
 
 namespace fs = std::filesystem;
 
@@ -53,6 +55,12 @@ bool left_out(const fs::path& relative) {
 bool is_harness_cuda_kernel(const fs::path& relative) {
   const std::vector<fs::path> parts(relative.begin(), relative.end());
   return parts.size() == 4 && parts[0] == "labs" && parts[2] == "grader" && parts[3].string().ends_with("_cuda.cu");
+}
+
+// A harness OpenCL kernel file of a lab, labs/<lab>/grader/<kernel>.cl: shipped encoded, never as source.
+bool is_harness_opencl_kernel(const fs::path& relative) {
+  const std::vector<fs::path> parts(relative.begin(), relative.end());
+  return parts.size() == 4 && parts[0] == "labs" && parts[2] == "grader" && parts[3].extension() == ".cl";
 }
 
 // Runs a git command in `repo` and returns what it printed; throws, naming the command and the
@@ -257,7 +265,8 @@ void write_release_files(const fs::path& root, const std::vector<fs::path>& file
       ++summary.files_left_out;
       continue;
     }
-    if (is_harness_cuda_kernel(relative)) continue;  // ship_cuda_kernels() compiles it
+    if (is_harness_cuda_kernel(relative)) continue;    // ship_cuda_kernels() compiles it
+    if (is_harness_opencl_kernel(relative)) continue;  // ship_opencl_kernels() encodes it
     const fs::path source = root / relative;
     const fs::path target = out / relative;
     const auto status = fs::symlink_status(source);
@@ -367,6 +376,27 @@ void ship_cuda_kernels(const fs::path& root, const std::vector<fs::path>& files,
       config);
 }
 
+// The harness's OpenCL kernels (labs/<lab>/grader/*.cl) as the build embeds them: each lab's
+// opencl_kernels.hpp and .cpp, encoded (grader/contract/opencl_kernels.hpp), in its grader/ folder,
+// where the students' build finds them when the .cl files are not there.
+void ship_opencl_kernels(const fs::path& root, const std::vector<fs::path>& files, const fs::path& out,
+                         ReleaseSummary& summary) {
+  std::map<fs::path, std::vector<OpenClKernelFile>> by_folder;
+  for (const auto& f : files)
+    if (!left_out(f) && is_harness_opencl_kernel(f))
+      by_folder[f.parent_path()].push_back({opencl_kernel_name(f.filename().string()), read_text_or_throw(root / f)});
+  for (auto& [folder, kernels] : by_folder) {
+    const std::string lab_folder = folder.parent_path().filename().string();
+    const std::string lab = lab_folder.substr(lab_folder.find('-') + 1);  // labs/NN-<lab>/grader
+    std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    const EmbeddedOpenClKernels embedded = embed_opencl_kernels(lab, kernels);
+    write_text_atomically(embedded.header, out / folder / "opencl_kernels.hpp");
+    write_text_atomically(embedded.source, out / folder / "opencl_kernels.cpp");
+    summary.opencl_kernels += static_cast<int>(kernels.size());
+    summary.opencl_files.push_back((folder / "opencl_kernels.cpp").generic_string());
+  }
+}
+
 }  // namespace
 
 std::string remove_hidden_case_blocks(const std::string& toml_text, const std::vector<bool>& hidden) {
@@ -461,6 +491,7 @@ ReleaseSummary write_student_release(const fs::path& repo_in, const fs::path& ou
   try {
     write_release_files(source_root, files, out, summary);
     ship_cuda_kernels(source_root, files, out, cuda, summary);
+    ship_opencl_kernels(source_root, files, out, summary);
   } catch (...) {
     // The folder was empty or absent: nothing but this release's partial output is in it.
     for (const auto& entry : fs::directory_iterator(out)) fs::remove_all(entry.path());
@@ -502,6 +533,11 @@ std::string describe(const ReleaseSummary& s) {
         "left out: the harness's CUDA kernels ({} files), since this build has no nvcc to compile them: the release "
         "runs on OpenCL only; release from a build with the CUDA toolkit (no GPU needed) to ship the CUDA backend\n",
         s.cuda_sources_left_out);
+  if (s.opencl_kernels > 0)
+    text += fmt::format(
+        "encoded: the harness's OpenCL kernels ({} files: calibrations and staff kernels, the designs of graded tasks) "
+        "ship as encoded C++ (each lab's grader/opencl_kernels.cpp), not as OpenCL source\n",
+        s.opencl_kernels);
   text += "added: tests/skeletons.tar, labs/ as released, which the students' make test reads instead of their edits\n";
   for (const auto& m : s.manifests_changed) text += fmt::format("  {}\n", m);
   text += fmt::format("next: cd {} && git init && git add . && git commit -m \"Course repository\"\n", s.out.string());

@@ -5,12 +5,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
 #include "cli_harness.hpp"
 #include "gpulab/manifest.hpp"
 #include "gpulab/text.hpp"
+#include "opencl_kernels.hpp"
 #include "release.hpp"
 #include "server_process.hpp"
 
@@ -104,10 +106,38 @@ TEST_CASE(
   }
   CHECK(instructor_hidden == summary.hidden_cases_removed);
 
+  // The harness's OpenCL kernels (naive calibrations, staff kernels) never as source: each lab's
+  // grader/opencl_kernels.cpp holds them encoded, as the build embeds them.
+  int encoded_labs = 0;
+  for (const auto& lab : fs::directory_iterator(repo_path("labs"))) {
+    std::vector<gpulab::OpenClKernelFile> kernels;
+    for (const auto& entry : fs::directory_iterator(lab.path() / "grader"))
+      if (entry.path().extension() == ".cl")
+        kernels.push_back({entry.path().stem().string(), read_file(entry.path())});
+    if (kernels.empty()) continue;
+    ++encoded_labs;
+    std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    const std::string folder = lab.path().filename().string();
+    const fs::path released = out / "labs" / folder / "grader";
+    CAPTURE(folder);
+    for (const auto& k : kernels) CHECK_FALSE(fs::exists(released / (k.name + ".cl")));
+    const auto embedded = gpulab::embed_opencl_kernels(folder.substr(folder.find('-') + 1), kernels);
+    CHECK(read_file(released / "opencl_kernels.cpp") == embedded.source);
+    CHECK(read_file(released / "opencl_kernels.hpp") == embedded.header);
+    for (const auto& k : kernels) {
+      const std::string body = k.source.substr(k.source.find("\n__kernel") + 1);  // after the comments
+      for (const auto& entry : fs::recursive_directory_iterator(out))
+        if (entry.is_regular_file()) CHECK_MESSAGE(read_file(entry.path()).find(body) == std::string::npos, entry.path());
+    }
+  }
+  CHECK(encoded_labs >= 7);
+  CHECK(summary.opencl_files.size() == static_cast<std::size_t>(encoded_labs));
+
   // Every other file of labs/ is byte for byte the instructor's.
   int lab_files = 0;
   for (const auto& entry : fs::recursive_directory_iterator(out / "labs")) {
     if (!entry.is_regular_file() || entry.path().filename() == "lab.toml") continue;
+    if (entry.path().stem() == "opencl_kernels") continue;  // above
     const fs::path relative = fs::relative(entry.path(), out);
     CAPTURE(relative);
     CHECK(read_file(entry.path()) == read_file(repo_path(relative.string())));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "opencl_kernels.hpp"
 #include "release.hpp"
 
 using gpulab::cli::remove_hidden_case_blocks;
@@ -336,6 +337,32 @@ TEST_CASE(
   CHECK(config.find("set(GPULAB_PREBUILT_CUDA_VERSION \"" + summary.nvcc_version + "\")") != std::string::npos);
   CHECK(config.find("set(GPULAB_PREBUILT_CUDA_ARCHS \"sm_75\")") != std::string::npos);
   CHECK(gpulab::cli::describe(summary).find("ship as objects, not source") != std::string::npos);
+}
+
+TEST_CASE("a release ships a lab's harness OpenCL kernels encoded in its grader folder, never their source") {
+  CourseWithKernels course;
+  const std::string tree = "__kernel void staff_tree(__global float* x) { x[0] += x[1]; }\n";
+  const std::string naive = "__kernel void harness_naive(__global float* x) { x[0] *= 2.0f; }\n";
+  write_file(course.root / "labs/01-first/grader/staff_tree.cl", "// the staff kernel\n" + tree);
+  write_file(course.root / "labs/01-first/grader/harness_naive.cl", naive);
+  const auto summary = gpulab::cli::write_student_release(course.root, course.out, gpulab::cli::CudaKernels{});
+  const fs::path grader = course.out / "labs/01-first/grader";
+  CHECK_FALSE(fs::exists(grader / "staff_tree.cl"));
+  CHECK_FALSE(fs::exists(grader / "harness_naive.cl"));
+  REQUIRE(fs::exists(grader / "opencl_kernels.cpp"));
+  const std::string encoded = read_file(grader / "opencl_kernels.cpp");
+  CHECK(encoded == gpulab::embed_opencl_kernels("first", {{"harness_naive", naive},
+                                                          {"staff_tree", "// the staff kernel\n" + tree}})
+                       .source);
+  CHECK(read_file(grader / "opencl_kernels.hpp").find("std::string staff_tree();") != std::string::npos);
+  for (const auto& entry : fs::recursive_directory_iterator(course.out))
+    if (entry.is_regular_file()) {
+      CHECK_MESSAGE(read_file(entry.path()).find("x[0] += x[1]") == std::string::npos, entry.path());
+      CHECK_MESSAGE(read_file(entry.path()).find("x[0] *= 2.0f") == std::string::npos, entry.path());
+    }
+  CHECK(summary.opencl_kernels == 2);
+  CHECK(summary.opencl_files == std::vector<std::string>{"labs/01-first/grader/opencl_kernels.cpp"});
+  CHECK(gpulab::cli::describe(summary).find("ship as encoded C++") != std::string::npos);
 }
 
 TEST_CASE(

@@ -1,24 +1,12 @@
 // Calls the student's OpenCL host functions (labs/01-matmul/matmul_opencl.cpp) with buffers; the
 // harness's naive kernel is the calibration (OpenCL has no vendor GEMM).
 #include "gpulab/backend/opencl.hpp"
-#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
+#include "lab_contract.hpp"    // the functions lab.toml's [signatures] and tasks declare
+#include "opencl_kernels.hpp"  // the harness's kernels, grader/*.cl
 #include "lab_driver.hpp"
 #include "matmul_lab.hpp"
 
 namespace gpulab::labs {
-
-namespace {
-const char* kHarnessNaive = R"(
-__kernel void harness_naive_matmul(__global const float* a, __global const float* b, __global float* c,
-                                   int m, int n, int k) {
-  const int col = get_global_id(0), row = get_global_id(1);
-  if (row >= m || col >= n) return;
-  float sum = 0.0f;
-  for (int p = 0; p < k; ++p) sum += a[(size_t)row * k + p] * b[(size_t)p * n + col];
-  c[(size_t)row * n + col] = sum;
-}
-)";
-}  // namespace
 
 MatmulLaunch bind_matmul(Device& device, const std::string& function) {
   const auto f = find_function(contract::matmul_functions(), function);
@@ -29,7 +17,8 @@ MatmulLaunch bind_matmul(Device& device, const std::string& function) {
 }
 
 MatmulLaunch harness_naive_matmul(Device& device) {
-  cl_kernel kernel = opencl::harness_kernel(device, kHarnessNaive, "harness_naive_matmul");
+  cl_kernel kernel =
+      opencl::harness_kernel(device, matmul_opencl_kernels::harness_naive_matmul(), "harness_naive_matmul");
   const OpenCLLab& lab = opencl::lab(device);
   return [kernel, &lab](Buffer& a, Buffer& b, Buffer& c, int m, int n, int k) {
     set_args(kernel, opencl::memory(a), opencl::memory(b), opencl::memory(c), m, n, k);

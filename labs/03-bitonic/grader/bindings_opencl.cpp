@@ -2,24 +2,11 @@
 // harness's naive bitonic sort is the calibration (OpenCL has no vendor sort).
 #include "bitonic_lab.hpp"
 #include "gpulab/backend/opencl.hpp"
-#include "lab_contract.hpp"  // the functions lab.toml's [signatures] and tasks declare
+#include "lab_contract.hpp"    // the functions lab.toml's [signatures] and tasks declare
+#include "opencl_kernels.hpp"  // the harness's kernels, grader/*.cl
 #include "lab_driver.hpp"
 
 namespace gpulab::labs {
-
-namespace {
-// One compare-exchange per work-item, as in the CUDA baseline.
-const char* kNaiveStep = R"(
-__kernel void harness_naive_step(__global uint* keys, int n, int k, int j, int mirror) {
-  const uint t = get_global_id(0);
-  const uint i = ((t & ~(j - 1u)) << 1) | (t & (j - 1u));
-  const uint partner = mirror ? i ^ (k - 1u) : i + j;
-  if (partner >= (uint)n) return;
-  const uint a = keys[i], b = keys[partner];
-  if (a > b) { keys[i] = b; keys[partner] = a; }
-}
-)";
-}  // namespace
 
 SortLaunch bind_sort(Device& device, const std::string& function) {
   const auto f = find_function(contract::bitonic_functions(), function);
@@ -28,7 +15,7 @@ SortLaunch bind_sort(Device& device, const std::string& function) {
 }
 
 SortLaunch harness_naive_sort(Device& device) {
-  cl_kernel kernel = opencl::harness_kernel(device, kNaiveStep, "harness_naive_step");
+  cl_kernel kernel = opencl::harness_kernel(device, bitonic_opencl_kernels::harness_naive_step(), "harness_naive_step");
   const OpenCLLab& lab = opencl::lab(device);
   return [kernel, &lab](Buffer& keys, int n) {
     int padded = 1;
