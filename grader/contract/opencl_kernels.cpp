@@ -30,12 +30,12 @@ std::uint64_t key_seed(std::size_t size, const std::string& name) {
 }
 
 // The key stream's next byte (xorshift64*); the generated decoder holds the same function, as text.
-#define GPULAB_NEXT_KEY                                                            \
-  unsigned char next_key(std::uint64_t& state) {                                   \
-    state ^= state >> 12;                                                          \
-    state ^= state << 25;                                                          \
-    state ^= state >> 27;                                                          \
-    return static_cast<unsigned char>((state * 0x2545f4914f6cdd1dull) >> 56);      \
+#define GPULAB_NEXT_KEY                                                       \
+  unsigned char next_key(std::uint64_t& state) {                              \
+    state ^= state >> 12;                                                     \
+    state ^= state << 25;                                                     \
+    state ^= state >> 27;                                                     \
+    return static_cast<unsigned char>((state * 0x2545f4914f6cdd1dull) >> 56); \
   }
 GPULAB_NEXT_KEY
 #define GPULAB_QUOTE(...) #__VA_ARGS__

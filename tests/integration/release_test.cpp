@@ -112,8 +112,7 @@ TEST_CASE(
   for (const auto& lab : fs::directory_iterator(repo_path("labs"))) {
     std::vector<gpulab::OpenClKernelFile> kernels;
     for (const auto& entry : fs::directory_iterator(lab.path() / "grader"))
-      if (entry.path().extension() == ".cl")
-        kernels.push_back({entry.path().stem().string(), read_file(entry.path())});
+      if (entry.path().extension() == ".cl") kernels.push_back({entry.path().stem().string(), read_file(entry.path())});
     if (kernels.empty()) continue;
     ++encoded_labs;
     std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -127,7 +126,8 @@ TEST_CASE(
     for (const auto& k : kernels) {
       const std::string body = k.source.substr(k.source.find("\n__kernel") + 1);  // after the comments
       for (const auto& entry : fs::recursive_directory_iterator(out))
-        if (entry.is_regular_file()) CHECK_MESSAGE(read_file(entry.path()).find(body) == std::string::npos, entry.path());
+        if (entry.is_regular_file())
+          CHECK_MESSAGE(read_file(entry.path()).find(body) == std::string::npos, entry.path());
     }
   }
   CHECK(encoded_labs >= 7);

@@ -8,8 +8,7 @@
 
 namespace {
 
-const std::string kNaive =
-    "__kernel void harness_naive(__global float* x) {\n  x[get_global_id(0)] *= 2.0f;\n}\n";
+const std::string kNaive = "__kernel void harness_naive(__global float* x) {\n  x[get_global_id(0)] *= 2.0f;\n}\n";
 
 }  // namespace
 

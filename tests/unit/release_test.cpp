@@ -351,8 +351,8 @@ TEST_CASE("a release ships a lab's harness OpenCL kernels encoded in its grader 
   CHECK_FALSE(fs::exists(grader / "harness_naive.cl"));
   REQUIRE(fs::exists(grader / "opencl_kernels.cpp"));
   const std::string encoded = read_file(grader / "opencl_kernels.cpp");
-  CHECK(encoded == gpulab::embed_opencl_kernels("first", {{"harness_naive", naive},
-                                                          {"staff_tree", "// the staff kernel\n" + tree}})
+  CHECK(encoded == gpulab::embed_opencl_kernels(
+                       "first", {{"harness_naive", naive}, {"staff_tree", "// the staff kernel\n" + tree}})
                        .source);
   CHECK(read_file(grader / "opencl_kernels.hpp").find("std::string staff_tree();") != std::string::npos);
   for (const auto& entry : fs::recursive_directory_iterator(course.out))

@@ -7,5 +7,8 @@ __kernel void harness_naive_step(__global uint* keys, int n, int k, int j, int m
   const uint partner = mirror ? i ^ (k - 1u) : i + j;
   if (partner >= (uint)n) return;
   const uint a = keys[i], b = keys[partner];
-  if (a > b) { keys[i] = b; keys[partner] = a; }
+  if (a > b) {
+    keys[i] = b;
+    keys[partner] = a;
+  }
 }

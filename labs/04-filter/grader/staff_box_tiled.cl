@@ -4,8 +4,10 @@
 #define MAX_RADIUS 8
 #define BLOCK_X 32
 #define BLOCK_Y 8
-__kernel __attribute__((reqd_work_group_size(BLOCK_X, BLOCK_Y, 1)))
-void staff_box_tiled(__global const uchar4* in, __global uchar4* out, int width, int height, int radius) {
+__kernel __attribute__((reqd_work_group_size(BLOCK_X, BLOCK_Y, 1))) void staff_box_tiled(__global const uchar4* in,
+                                                                                         __global uchar4* out,
+                                                                                         int width, int height,
+                                                                                         int radius) {
   __local uchar4 tile[BLOCK_Y + 2 * MAX_RADIUS][BLOCK_X + 2 * MAX_RADIUS];
   __local uint4 row_sums[BLOCK_Y + 2 * MAX_RADIUS][BLOCK_X];
   const int lx = get_local_id(0), ly = get_local_id(1);

@@ -45,8 +45,8 @@ void median5_lanes(const uint v[6][6], uint median[2][2]) {
     }
   }
 }
-__kernel __attribute__((reqd_work_group_size(32, 4, 1)))
-void staff_median5(__global const uint* in, __global uint* out, int width, int height) {
+__kernel __attribute__((reqd_work_group_size(32, 4, 1))) void staff_median5(__global const uint* in, __global uint* out,
+                                                                            int width, int height) {
   const int x0 = 2 * get_global_id(0), y0 = 2 * get_global_id(1);
   if (x0 >= width || y0 >= height) return;
   uint even[6][6], odd[6][6], even_median[2][2], odd_median[2][2];

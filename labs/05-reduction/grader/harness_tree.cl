@@ -3,8 +3,9 @@
 // The harness's harness_tree kernel (bindings_opencl.cpp builds it); students get it encoded,
 // never as this source (grader/contract/opencl_kernels.hpp).
 #define THREADS 256
-__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))
-void harness_tree(__global const float* src, int src_offset, int n, __global float* dst, int dst_offset) {
+__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void harness_tree(__global const float* src,
+                                                                                int src_offset, int n,
+                                                                                __global float* dst, int dst_offset) {
   __local float partial[THREADS];
   const int t = get_local_id(0);
   const int i = get_group_id(0) * 2 * THREADS + t;

@@ -13,8 +13,8 @@ void count_vector(__local uint* mine, uint4 v) {
   count_word(mine, v.z);
   count_word(mine, v.w);
 }
-__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1)))
-void harness_histogram(__global const uchar* restrict bytes, __global uint* bins, int n) {
+__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void harness_histogram(
+    __global const uchar* restrict bytes, __global uint* bins, int n) {
   __local uint lane_bins[BINS * LANES];
   const int lid = get_local_id(0);
   for (int i = lid; i < BINS * LANES; i += THREADS) lane_bins[i] = 0;

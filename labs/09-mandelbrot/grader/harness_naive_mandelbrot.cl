@@ -2,8 +2,8 @@
 // The harness's harness_naive_mandelbrot kernel (bindings_opencl.cpp builds it); students get it encoded,
 // never as this source (grader/contract/opencl_kernels.hpp).
 #pragma OPENCL FP_CONTRACT OFF
-__kernel void harness_naive_mandelbrot(__global uint* counts, int width, int height, float x0, float y0,
-                                       float dx, float dy, int max_iter, int julia, float cx, float cy) {
+__kernel void harness_naive_mandelbrot(__global uint* counts, int width, int height, float x0, float y0, float dx,
+                                       float dy, int max_iter, int julia, float cx, float cy) {
   const int px = get_global_id(0), py = get_global_id(1);
   if (px >= width || py >= height) return;
   const float re = x0 + (float)px * dx, im = y0 + (float)py * dy;
