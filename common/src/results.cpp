@@ -82,6 +82,9 @@ void to_json(nlohmann::json& j, const CaseResult& c) {
   put_optional(j, "baseline_rate", c.baseline_rate);
   if (c.borderline) j["borderline"] = true;
   if (c.timed_s > 0) j["timed_s"] = c.timed_s;
+  if (c.prepare_s > 0) j["prepare_s"] = c.prepare_s;
+  if (c.launches_s > 0) j["launches_s"] = c.launches_s;
+  if (c.checks_s > 0) j["checks_s"] = c.checks_s;
   if (c.seconds > 0) j["seconds"] = c.seconds;
   put_optional(j, "telemetry", c.telemetry);
 }
@@ -98,6 +101,9 @@ void from_json(const nlohmann::json& j, CaseResult& c) {
   get_optional(j, "baseline_rate", c.baseline_rate);
   c.borderline = j.value("borderline", false);
   c.timed_s = j.value("timed_s", 0.0);
+  c.prepare_s = j.value("prepare_s", 0.0);
+  c.launches_s = j.value("launches_s", 0.0);
+  c.checks_s = j.value("checks_s", 0.0);
   c.seconds = j.value("seconds", 0.0);
   get_optional(j, "telemetry", c.telemetry);
 }

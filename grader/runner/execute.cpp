@@ -299,6 +299,20 @@ class FreshLaunches {
   std::string fault_;
 };
 
+// Adds the seconds from its making to its end to `into`: where a case's host time goes (CaseResult's
+// prepare_s, launches_s, checks_s).
+class AddSeconds {
+ public:
+  explicit AddSeconds(double& into) : into_(into), started_(std::chrono::steady_clock::now()) {}
+  AddSeconds(const AddSeconds&) = delete;
+  AddSeconds& operator=(const AddSeconds&) = delete;
+  ~AddSeconds() { into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count(); }
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point started_;
+};
+
 class CaseRun {
  public:
   CaseRun(const RunContext& ctx, const Case& c, const Launchable& l)
@@ -381,30 +395,51 @@ class CaseRun {
   bool sampled_next() { return ++launches_ != full_check_at_; }
 
   bool launch_checked(int set, bool quick, const std::string& which) {
+    if (!prepared(set, !which.empty())) return false;
+    {
+      const AddSeconds clock(result_.launches_s);
+      if (ctx_.profiled) ctx_.device.begin_profiled_region();
+      l_.launch(set);
+      ctx_.device.synchronize();
+      if (ctx_.profiled) ctx_.device.end_profiled_region();
+    }
+    const AddSeconds clock(result_.checks_s);
+    return verify(set, quick, which);
+  }
+
+  // Before a launch of `set`: the driver's prepare, the fresh-contents rule, the host watch.
+  bool prepared(int set, bool warmup_or_timed) {
+    const AddSeconds clock(result_.prepare_s);
     l_.prepare(set);
-    fresh_.check(set, !which.empty());
+    fresh_.check(set, warmup_or_timed);
     if (!fresh_.fault().empty()) return false;
     watch_host(set);
-    if (ctx_.profiled) ctx_.device.begin_profiled_region();
-    l_.launch(set);
-    ctx_.device.synchronize();
-    if (ctx_.profiled) ctx_.device.end_profiled_region();
-    return verify(set, quick, which);
+    return true;
+  }
+
+  // The plan's next input set, loaded with new contents (the driver's load).
+  int next_set(TimingPlan& plan) {
+    const AddSeconds clock(result_.prepare_s);
+    return plan.next_set();
   }
 
   // One timed launch of `set` after a cache flush, then (every other time) one of the baseline.
   bool timed_pair(int set, int number, int of) {
-    l_.prepare(set);
-    fresh_.check(set, true);
-    if (!fresh_.fault().empty()) return false;
-    watch_host(set);
-    ctx_.device.flush_caches();
-    samples_.push_back(ctx_.device.time([&] { l_.launch(set); }).counted_ms());
-    if (!verify(set, sampled_next(),
-                fmt::format("the output of timed launch {} of {} (input set {}) is wrong: ", number, of, set + 1)))
-      return false;
+    if (!prepared(set, true)) return false;
+    {
+      const AddSeconds clock(result_.launches_s);
+      ctx_.device.flush_caches();
+      samples_.push_back(ctx_.device.time([&] { l_.launch(set); }).counted_ms());
+    }
+    {
+      const AddSeconds clock(result_.checks_s);
+      if (!verify(set, sampled_next(),
+                  fmt::format("the output of timed launch {} of {} (input set {}) is wrong: ", number, of, set + 1)))
+        return false;
+    }
     // The baseline after every other launch: enough samples for its median at half the cost.
     if (ctx_.baseline && number % 2 == 1) {
+      const AddSeconds clock(result_.launches_s);
       ctx_.baseline->prepare();
       ctx_.device.flush_caches();
       baseline_samples_.push_back(ctx_.device.time(ctx_.baseline->launch).counted_ms());
@@ -432,15 +467,15 @@ class CaseRun {
     TimingPlan& plan = *plan_;
     full_check_at_ = plan.full_check;
     for (int i = 0; i < plan.warmup; ++i) {
-      if (!launch_checked(plan.next_set(), sampled_next(), "the output of a warm-up launch is wrong: ")) return false;
+      if (!launch_checked(next_set(plan), sampled_next(), "the output of a warm-up launch is wrong: ")) return false;
       ctx_.heartbeat();
     }
     for (int i = 0; i < plan.repeats && !(i >= plan.least && decided()); ++i)
-      if (!timed_pair(plan.next_set(), i + 1, plan.repeats)) return false;
+      if (!timed_pair(next_set(plan), i + 1, plan.repeats)) return false;
     // Just below the bound: one more round before it fails, so a burst of load cannot decide it.
     if (const auto r = ratio(); r && ctx_.bound && *r < *ctx_.bound && *r >= *ctx_.bound * (1 - kBorderline))
       for (int i = 0; i < plan.repeats; ++i)
-        if (!timed_pair(plan.next_set(), plan.repeats + i + 1, 2 * plan.repeats)) return false;
+        if (!timed_pair(next_set(plan), plan.repeats + i + 1, 2 * plan.repeats)) return false;
     result_.timing = summarize(samples_);
     if (ctx_.baseline && !baseline_samples_.empty())
       result_.baseline_rate = ctx_.baseline->work / (summarize(baseline_samples_).median * 1e-3) / 1e9;

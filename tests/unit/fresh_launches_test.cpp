@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpulab/backend/opencl.hpp"
+#include "gpulab/results.hpp"
 #include "lab_driver.hpp"
 #include "opencl_cpu.hpp"
 
@@ -241,4 +244,30 @@ TEST_CASE("the framework's masks never repeat a set's current one, even in a fam
   MaskDraws same(ctx, task, lab.c, {.may = 0x807F0000u});
   for (int i = 0; i < 10; ++i) CHECK(again.next().xor_mask == same.next().xor_mask);
   CHECK_THROWS_AS(MaskDraws(ctx, task, lab.c, {.may = 0x1u, .always = 0x1u}), std::logic_error);
+}
+
+// Where a case's host time goes (CaseResult's prepare_s, launches_s, checks_s): for instructors
+// who look for the costly part of a lab's run in the JSON report.
+TEST_CASE("a case's launches report their host seconds by prepares and loads, launches and checks, in the JSON too") {
+  const auto device = testing::open_opencl_cpu_device();
+  if (!device) {
+    MESSAGE("skipped: no OpenCL CPU device (PoCL)");
+    return;
+  }
+  for (const bool timing : {true, false}) {
+    CAPTURE(timing);
+    const CaseResult r = run_case(*device, timing, timing ? 3 : 1, timing ? Load::contents : Load::none);
+    REQUIRE(r.passed);
+    CHECK(r.prepare_s > 0);
+    CHECK(r.launches_s > 0);
+    CHECK(r.checks_s > 0);
+    CHECK((r.timed_s > 0) == timing);
+    // The timed launches are part of what the buckets count, with the case's first launch.
+    if (timing) CHECK(r.prepare_s + r.launches_s + r.checks_s >= 0.5 * r.timed_s);
+    const nlohmann::json j = r;
+    const auto back = j.get<CaseResult>();
+    CHECK(back.prepare_s == r.prepare_s);
+    CHECK(back.launches_s == r.launches_s);
+    CHECK(back.checks_s == r.checks_s);
+  }
 }

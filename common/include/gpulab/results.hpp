@@ -54,6 +54,11 @@ struct CaseResult {
   // Host seconds in the warm-up and timed launches (with their sampled checks and the interleaved
   // baseline): the rest of a timing case's time is its inputs, reference and first, fully checked launch.
   double timed_s = 0;
+  // Host seconds of every launch of the case, by what they did: the driver's prepare and loads with
+  // the fresh-contents rule (prepare_s), the launches with their cache flushes and the interleaved
+  // baseline (launches_s), the checks of outputs, guards and inputs after them (checks_s). The rest
+  // of `seconds` is the case's inputs and reference.
+  double prepare_s = 0, launches_s = 0, checks_s = 0;
   // Host seconds of the whole case: drawing its inputs, its reference, every launch and check. For
   // instructors (`make bench-grader`, the JSON report): which cases a lab's run spends its time on.
   double seconds = 0;
