@@ -184,10 +184,12 @@ import json, sys
 b = json.loads(sys.argv[1])
 if b:
     p = b["per_submission"]
-    print("compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s (timing cases {:.1f} s), sanitizer {:.1f} s; "
-          "the device held {:.1f} s a submission: at most {} submissions an hour per device".format(
+    print("compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s (timing cases {:.1f} s; launches {:.1f} s, "
+          "checks after them {:.1f} s), sanitizer {:.1f} s; the device held {:.1f} s a submission: at most {} "
+          "submissions an hour per device".format(
               p.get("compile_s", 0), p.get("wait_for_gpu_s", 0), p.get("run_s", 0), p.get("timing_s", 0),
-              p.get("sanitize_s", 0), b["gpu_locked_s"], b["gpu_bound_per_hour"]))' "$budget_json" 2>/dev/null)
+              p.get("launches_s", 0), p.get("checks_s", 0), p.get("sanitize_s", 0), b["gpu_locked_s"],
+              b["gpu_bound_per_hour"]))' "$budget_json" 2>/dev/null)
 
 # The harness from scratch, in a folder of its own (configure and build, as a student's first make
 # check: without the instructor's command, which make bench-grader itself asks for).

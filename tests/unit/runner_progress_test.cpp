@@ -21,11 +21,11 @@ TEST_CASE("a runner's events give the device, the calibration, the finished task
       "\n"
       R"({"event": "case_begin", "task": "naive", "case": "1x1", "at_s": 2.0})"
       "\n"
-      R"({"event": "case_end", "task": "naive", "at_s": 2.5, "result": {"name": "1x1"}})"
+      R"({"event": "case_end", "task": "naive", "at_s": 2.5, "result": {"name": "1x1", "launches_s": 0.1, "checks_s": 0.25}})"
       "\n"
       R"({"event": "case_begin", "task": "naive", "case": "big", "at_s": 3.0})"
       "\n"
-      R"({"event": "case_end", "task": "naive", "at_s": 7.0, "result": {"timing": {}, "timed_s": 3.0}})"
+      R"({"event": "case_end", "task": "naive", "at_s": 7.0, "result": {"timing": {}, "timed_s": 3.0, "launches_s": 2.0, "checks_s": 9.0}})"
       "\n"
       R"({"event": "task_end", "result": {"task": "naive", "status": "passed"}})"
       "\n";
@@ -42,6 +42,9 @@ TEST_CASE("a runner's events give the device, the calibration, the finished task
   CHECK(p.phases.correctness_s == 0.5);
   CHECK(p.phases.timing_s == 4.0);
   CHECK(p.phases.timed_launches_s == 3.0);
+  CHECK(p.phases.launches_s == doctest::Approx(2.1));
+  // A case's checks cannot take more than what its launches left of its time (4 s - 2 s).
+  CHECK(p.phases.checks_s == doctest::Approx(0.25 + 2.0));
 }
 
 TEST_CASE("a file that ends inside a task says the task and the case the runner was in") {

@@ -14,6 +14,7 @@ PhaseTimes& operator+=(PhaseTimes& total, const PhaseTimes& p) {
   total.compile_s += p.compile_s, total.wait_for_gpu_s += p.wait_for_gpu_s, total.run_s += p.run_s;
   total.hidden_s += p.hidden_s, total.calibration_s += p.calibration_s, total.correctness_s += p.correctness_s;
   total.timing_s += p.timing_s, total.timed_launches_s += p.timed_launches_s, total.sanitize_s += p.sanitize_s;
+  total.launches_s += p.launches_s, total.checks_s += p.checks_s;
   return total;
 }
 
@@ -31,6 +32,8 @@ void to_json(json& j, const PhaseTimes& p) {
        {"correctness_s", ms(p.correctness_s)},
        {"timing_s", ms(p.timing_s)},
        {"timed_launches_s", ms(p.timed_launches_s)},
+       {"launches_s", ms(p.launches_s)},
+       {"checks_s", ms(p.checks_s)},
        {"sanitize_s", ms(p.sanitize_s)}};
 }
 
@@ -40,6 +43,7 @@ void from_json(const json& j, PhaseTimes& p) {
   p.calibration_s = j.value("calibration_s", 0.0), p.correctness_s = j.value("correctness_s", 0.0);
   p.timing_s = j.value("timing_s", 0.0), p.timed_launches_s = j.value("timed_launches_s", 0.0);
   p.sanitize_s = j.value("sanitize_s", 0.0);
+  p.launches_s = j.value("launches_s", 0.0), p.checks_s = j.value("checks_s", 0.0);
 }
 
 double LabRun::points() const {

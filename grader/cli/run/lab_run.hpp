@@ -23,6 +23,8 @@ struct PhaseTimes {
   double correctness_s = 0;     // in the runners: the cases without timing, every pass
   double timing_s = 0;          // in the runners: the timing cases (warm-up, timed launches, baselines, checks)
   double timed_launches_s = 0;  // of timing_s: warm-up and timed launches; the rest: inputs, references, checks
+  double launches_s = 0;        // of correctness_s and timing_s: every launch, cache flush and interleaved baseline
+  double checks_s = 0;          // of correctness_s and timing_s: the outputs, guards and inputs checked after launches
   double sanitize_s = 0;        // the sanitizer gate (set by the caller)
 };
 PhaseTimes& operator+=(PhaseTimes& total, const PhaseTimes& more);

@@ -36,7 +36,13 @@ void take_case_time(RunnerProgress& p, const json& e, const ProcessClock& clock)
   const double took = std::max(0.0, e.value("at_s", 0.0) - clock.case_began_at);
   const bool timed = e.contains("result") && e["result"].contains("timing");
   (timed ? p.phases.timing_s : p.phases.correctness_s) += took;
-  if (timed) p.phases.timed_launches_s += std::clamp(e["result"].value("timed_s", 0.0), 0.0, took);
+  if (!e.contains("result") || !e["result"].is_object()) return;
+  const json& result = e["result"];
+  if (timed) p.phases.timed_launches_s += std::clamp(result.value("timed_s", 0.0), 0.0, took);
+  // Diagnostics from the runner's own report of the case: clamped to the case's time like timed_s.
+  const double launches = std::clamp(result.value("launches_s", 0.0), 0.0, took);
+  p.phases.launches_s += launches;
+  p.phases.checks_s += std::clamp(result.value("checks_s", 0.0), 0.0, took - launches);
 }
 
 void take_event(RunnerProgress& p, const json& e, ProcessClock& clock) {

@@ -33,7 +33,7 @@ struct RunnerProgress {
   RunnerStage stage = RunnerStage::loading;
   bool case_begun = false;  // a case began: the student's kernels may have run
   std::string setup_error;  // an "error" event's message: the runner could not set up
-  // Of the runner's own clock: calibration_s, correctness_s, timing_s and timed_launches_s.
+  // Of the runner's own clock: calibration_s, correctness_s, timing_s, timed_launches_s, launches_s and checks_s.
   PhaseTimes phases;
 };
 

@@ -452,10 +452,12 @@ std::string budget_line(const std::vector<PhaseTimes>& budgets) {
       "budget per submission (mean of {}): compile {:.1f} s, waiting for the GPU {:.1f} s, run {:.1f} s "
       "= correctness cases {:.1f} s + timing cases {:.1f} s (timed and warm-up launches {:.1f} s, inputs, "
       "references and full checks {:.1f} s) + calibration {:.1f} s + the rest {:.1f} s "
-      "(runner start-up, device, kernel builds); the hidden pass alone {:.1f} s of the run{}",
+      "(runner start-up, device, kernel builds); of the cases, launches {:.1f} s and the checks after them {:.1f} s; "
+      "the hidden pass alone {:.1f} s of the run{}",
       budgets.size(), sum.compile_s / n, sum.wait_for_gpu_s / n, sum.run_s / n, sum.correctness_s / n, sum.timing_s / n,
       sum.timed_launches_s / n, (sum.timing_s - sum.timed_launches_s) / n, sum.calibration_s / n, rest / n,
-      sum.hidden_s / n, sum.sanitize_s > 0 ? fmt::format("; sanitizer {:.1f} s", sum.sanitize_s / n) : "");
+      sum.launches_s / n, sum.checks_s / n, sum.hidden_s / n,
+      sum.sanitize_s > 0 ? fmt::format("; sanitizer {:.1f} s", sum.sanitize_s / n) : "");
 }
 
 // batch.json's record of the batch's own calibrations and of where the graded students' time went.
