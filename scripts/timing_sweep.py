@@ -4,7 +4,8 @@ manifest is changed to it, the reference solutions are checked RUNS times (a new
 calibration measured afresh), and the table gives each task's ratio (median, range, spread) and
 rate, with the seconds the timing case and the whole check took. For choosing a timing case's size
 by what its ratio needs to hold still, not by the largest input the GPU holds (issue 40): run it on
-each GPU a bound must hold on. The manifest is restored afterwards, however the sweep ends.
+each GPU a bound must hold on. The manifest is restored afterwards when the sweep ends, fails or is
+stopped (Ctrl-C, TERM, HUP); only a kill -9 leaves it changed (git checkout labs/<lab>/lab.toml).
 
     scripts/timing_sweep.py LAB CASE SIZE [SIZE...] [--runs 3] [--backend cuda|opencl] [--device D]
                             [--build build] [--source solutions] [--task T ...] [--json FILE]
@@ -15,6 +16,7 @@ BUILD/timing-sweep-<lab>.json unless --json says otherwise.
 """
 import argparse
 import json
+import os
 import re
 import signal
 import statistics
@@ -98,7 +100,7 @@ def run_check(args, lab, seed, report):
     return json.loads(report.read_text()), took, done.returncode
 
 
-def measure(args, lab, case, size, runs):
+def measure(args, lab, case, runs):
     """Per task: ratios, rates and the timing case's seconds over `runs` checks; and each check's seconds."""
     tasks, checks = {}, []
     with tempfile.TemporaryDirectory() as scratch:
@@ -147,28 +149,50 @@ def main():
     args.build = args.build.resolve()
     if not (args.build / "gpulab").exists():
         sys.exit(f"timing_sweep: {args.build / 'gpulab'} is missing: build the harness first (make harness)")
+    require_build_of_this_repository(args.build)
     lab = find_lab(args.lab)
     manifest = lab / "lab.toml"
-    original = manifest.read_text()
+    original_bytes = manifest.read_bytes()
+    original = original_bytes.decode()
     sizes = [parse_size(s) for s in args.sizes]
     for size in sizes:
         with_size(original, args.case, size)  # every size is checked before the first run
-    # A kill (timeout, Ctrl-C) still restores the manifest: the signal becomes an exception.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    # A stop (Ctrl-C, TERM, HUP) still restores the manifest: the signal becomes an exception.
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, lambda received, _: sys.exit(128 + received))
     results = []
     try:
         for size in sizes:
-            manifest.write_text(with_size(original, args.case, size))
-            tasks, checks = measure(args, lab, args.case, size, args.runs)
+            replace_file(manifest, with_size(original, args.case, size).encode())
+            tasks, checks = measure(args, lab, args.case, args.runs)
             results.append({"size": size, "checks": checks,
                             "tasks": {name: dict(t, ratio=summary(t["ratios"]), rate=summary(t["rates"]))
                                       for name, t in tasks.items()}})
             print_size(results[-1])
     finally:
-        manifest.write_text(original)
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # a second signal must not cut the restore
+            signal.signal(number, signal.SIG_IGN)
+        replace_file(manifest, original_bytes)
     out = args.json or args.build / f"timing-sweep-{lab.name}.json"
     out.write_text(json.dumps({"lab": lab.name, "case": args.case, "runs": args.runs, "sizes": results}, indent=1))
     print(f"timing_sweep: {out}")
+
+
+def replace_file(path, data):
+    """Writes `data` to `path` whole or not at all (a temporary file renamed over it)."""
+    temporary = path.with_name(path.name + ".sweep")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def require_build_of_this_repository(build):
+    """The build's runner reads the manifests of the repository it was configured from: this one."""
+    cache = build / "CMakeCache.txt"
+    home = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", cache.read_text(), re.M) if cache.exists() else None
+    if not home or Path(home.group(1)).resolve() != ROOT:
+        found = home.group(1) if home else "no CMakeCache.txt"
+        sys.exit(f"timing_sweep: {build} is not a build of {ROOT} ({found}): its runner would read another "
+                 "repository's lab.toml; give --build a build of this repository")
 
 
 def print_size(result):
@@ -177,8 +201,9 @@ def print_size(result):
     print(f"{size}: a check takes {seconds:.1f} s (median of {len(result['checks'])})")
     for name, t in result["tasks"].items():
         ratio, rate = t["ratio"], t["rate"]
+        spread = f"{100 * ratio['spread']:.1f} %" if ratio and ratio["spread"] is not None else "-"
         ratio_text = (f"{t['metric']} {ratio['median']:.3f} ({ratio['min']:.3f}-{ratio['max']:.3f}, spread "
-                      f"{100 * ratio['spread']:.1f} %)" if ratio else "no ratio")
+                      f"{spread})" if ratio else "no ratio")
         rate_text = f"rate {rate['median']:.4g}" if rate else "no rate"
         case_s = statistics.median(s for s in t["case_s"] if s is not None) if any(t["case_s"]) else 0
         print(f"  {name:12} {ratio_text}; {rate_text}; timing case {case_s:.2f} s; {', '.join(t['statuses'])}")

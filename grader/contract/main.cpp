@@ -2,7 +2,7 @@
 // contract.hpp); run by the build for every lab and backend. A malformed manifest stops the build
 // with the manifest's file, line and fix.
 // gpulab-contract --opencl-kernels LAB OUTPUT_FOLDER KERNEL.cl...: writes opencl_kernels.hpp and
-// opencl_kernels.cpp, the lab's harness OpenCL kernels encoded (opencl_kernels.hpp).
+// opencl_kernels.cpp, the lab's harness OpenCL kernels encoded (kernel_embedding.hpp).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "contract.hpp"
-#include "opencl_kernels.hpp"
+#include "kernel_embedding.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include "files.hpp"
 #include "gpulab/manifest.hpp"
 #include "gpulab/text.hpp"
-#include "opencl_kernels.hpp"
+#include "kernel_embedding.hpp"
 
 namespace fs = std::filesystem;
 
@@ -377,7 +377,7 @@ void ship_cuda_kernels(const fs::path& root, const std::vector<fs::path>& files,
 }
 
 // The harness's OpenCL kernels (labs/<lab>/grader/*.cl) as the build embeds them: each lab's
-// opencl_kernels.hpp and .cpp, encoded (grader/contract/opencl_kernels.hpp), in its grader/ folder,
+// opencl_kernels.hpp and .cpp, encoded (grader/contract/kernel_embedding.hpp), in its grader/ folder,
 // where the students' build finds them when the .cl files are not there.
 void ship_opencl_kernels(const fs::path& root, const std::vector<fs::path>& files, const fs::path& out,
                          ReleaseSummary& summary) {

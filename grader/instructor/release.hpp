@@ -39,8 +39,8 @@ struct ReleaseSummary {
   std::vector<std::string> cuda_archs;
   std::string nvcc_version;       // "13.0"; empty when the CUDA kernels were left out
   int cuda_sources_left_out = 0;  // without nvcc: the CUDA kernels not shipped at all
-  // "labs/01-matmul/grader/opencl_kernels.cpp": a lab's harness OpenCL kernels (grader/*.cl), encoded
-  int opencl_kernels = 0;
+  int opencl_kernels = 0;         // the harness's OpenCL kernel files (labs/<lab>/grader/*.cl), shipped encoded
+  // "labs/01-matmul/grader/opencl_kernels.cpp": a lab's harness OpenCL kernels, encoded
   std::vector<std::string> opencl_files;
 };
 

@@ -37,7 +37,9 @@ def both_gpus_rows(chapter):
     rows = []
     for line in section.group(1).splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[0].startswith("`"):
+        if cells[0].startswith("`"):
+            if len(cells) != 4:
+                raise ValueError(f"{chapter}: a Both GPUs row has {len(cells)} cells, not 4: {line.strip()}")
             rows.append(cells)
     return rows
 
@@ -56,6 +58,10 @@ def stated_bounds(cell):
     return {"cuda": float(single.group(1)), "opencl": float(single.group(1))}, metric and metric.group(1)
 
 
+NOT_MEASURED = re.compile(r"not run|not timed|.*\(no bound\)")
+FIGURE = re.compile(rf"{NUMBER}(?:\s*[-–]\s*{NUMBER})?[¹²³]*")
+
+
 def figures(cell):
     """The four cells' measured figures: (low, high) of a figure or range, None where not measured or unbound."""
     cell = cell.split(": ", 1)[1] if ": " in cell else cell  # "`scan_any_n`: 0.57 · ..."
@@ -64,8 +70,13 @@ def figures(cell):
         raise ValueError(f"expected four figures (H100 CUDA · H100 OpenCL · H200 CUDA · H200 OpenCL) in '{cell}'")
     out = []
     for part in parts:
-        m = re.match(rf"{NUMBER}(?:-{NUMBER})?", part)
-        out.append(None if not m or "no bound" in part else (float(m.group(1)), float(m.group(2) or m.group(1))))
+        if NOT_MEASURED.fullmatch(part):
+            out.append(None)
+            continue
+        m = FIGURE.fullmatch(part)
+        if not m:
+            raise ValueError(f"cannot read the figure '{part}' in '{cell}': write 0.57, 0.54-0.57, not run or not timed")
+        out.append((float(m.group(1)), float(m.group(2) or m.group(1))))
     return out
 
 
@@ -73,7 +84,8 @@ def check_lab(lab_toml, root):
     name, bounds = manifest_bounds(lab_toml)
     chapter = root / "docs" / "labs" / f"{name}.md"
     rows = both_gpus_rows(chapter) if chapter.exists() else []
-    problems = []
+    problems = [f"{chapter}: {r[0]}: the table states a bound, {lab_toml} has none for that task: update the chapter"
+                for r in rows if r[0].strip("`").split("`")[0] not in bounds]
     for task, (metric, bound) in bounds.items():
         task_rows = [r for r in rows if r[0].startswith(f"`{task}`")]
         if not task_rows:

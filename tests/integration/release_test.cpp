@@ -12,7 +12,7 @@
 #include "cli_harness.hpp"
 #include "gpulab/manifest.hpp"
 #include "gpulab/text.hpp"
-#include "opencl_kernels.hpp"
+#include "kernel_embedding.hpp"
 #include "release.hpp"
 #include "server_process.hpp"
 
@@ -43,6 +43,37 @@ std::vector<std::string> case_names(const gpulab::Manifest& m) {
   std::vector<std::string> names;
   for (const auto& c : m.cases) names.push_back(c.name);
   return names;
+}
+
+// The harness's OpenCL kernels (naive calibrations, staff kernels) never as source: each lab's
+// grader/opencl_kernels.cpp holds them encoded, as the build embeds them, and no released file holds
+// a kernel's body.
+void check_opencl_kernels_encoded(const fs::path& out, const gpulab::cli::ReleaseSummary& summary) {
+  std::vector<std::string> released_texts;
+  for (const auto& entry : fs::recursive_directory_iterator(out))
+    if (entry.is_regular_file()) released_texts.push_back(read_file(entry.path()));
+  int encoded_labs = 0;
+  for (const auto& lab : fs::directory_iterator(repo_path("labs"))) {
+    std::vector<gpulab::OpenClKernelFile> kernels;
+    for (const auto& entry : fs::directory_iterator(lab.path() / "grader"))
+      if (entry.path().extension() == ".cl") kernels.push_back({entry.path().stem().string(), read_file(entry.path())});
+    if (kernels.empty()) continue;
+    ++encoded_labs;
+    std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    const std::string folder = lab.path().filename().string();
+    const fs::path released = out / "labs" / folder / "grader";
+    CAPTURE(folder);
+    for (const auto& k : kernels) CHECK_FALSE(fs::exists(released / (k.name + ".cl")));
+    const auto embedded = gpulab::embed_opencl_kernels(folder.substr(folder.find('-') + 1), kernels);
+    CHECK(read_file(released / "opencl_kernels.cpp") == embedded.source);
+    CHECK(read_file(released / "opencl_kernels.hpp") == embedded.header);
+    for (const auto& k : kernels) {
+      const std::string body = k.source.substr(k.source.find("\n__kernel") + 1);  // after the comments
+      for (const auto& text : released_texts) CHECK(text.find(body) == std::string::npos);
+    }
+  }
+  CHECK(encoded_labs >= 7);
+  CHECK(summary.opencl_files.size() == static_cast<std::size_t>(encoded_labs));
 }
 
 }  // namespace
@@ -106,32 +137,7 @@ TEST_CASE(
   }
   CHECK(instructor_hidden == summary.hidden_cases_removed);
 
-  // The harness's OpenCL kernels (naive calibrations, staff kernels) never as source: each lab's
-  // grader/opencl_kernels.cpp holds them encoded, as the build embeds them.
-  int encoded_labs = 0;
-  for (const auto& lab : fs::directory_iterator(repo_path("labs"))) {
-    std::vector<gpulab::OpenClKernelFile> kernels;
-    for (const auto& entry : fs::directory_iterator(lab.path() / "grader"))
-      if (entry.path().extension() == ".cl") kernels.push_back({entry.path().stem().string(), read_file(entry.path())});
-    if (kernels.empty()) continue;
-    ++encoded_labs;
-    std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    const std::string folder = lab.path().filename().string();
-    const fs::path released = out / "labs" / folder / "grader";
-    CAPTURE(folder);
-    for (const auto& k : kernels) CHECK_FALSE(fs::exists(released / (k.name + ".cl")));
-    const auto embedded = gpulab::embed_opencl_kernels(folder.substr(folder.find('-') + 1), kernels);
-    CHECK(read_file(released / "opencl_kernels.cpp") == embedded.source);
-    CHECK(read_file(released / "opencl_kernels.hpp") == embedded.header);
-    for (const auto& k : kernels) {
-      const std::string body = k.source.substr(k.source.find("\n__kernel") + 1);  // after the comments
-      for (const auto& entry : fs::recursive_directory_iterator(out))
-        if (entry.is_regular_file())
-          CHECK_MESSAGE(read_file(entry.path()).find(body) == std::string::npos, entry.path());
-    }
-  }
-  CHECK(encoded_labs >= 7);
-  CHECK(summary.opencl_files.size() == static_cast<std::size_t>(encoded_labs));
+  check_opencl_kernels_encoded(out, summary);
 
   // Every other file of labs/ is byte for byte the instructor's.
   int lab_files = 0;
@@ -192,11 +198,19 @@ TEST_CASE(
                                 "' -DCMAKE_BUILD_TYPE=Release -DGPULAB_WITH_CUDA=" + cuda;
   REQUIRE_MESSAGE(run_command(configure, output) == 0, output);
   output.clear();
-  // matmul's CUDA harness: its naive calibration, as an object, and cuBLAS.
+  // matmul's CUDA harness: its naive calibration, as an object, and cuBLAS; filter's OpenCL harness:
+  // its two staff kernels, from the encoded copy the release ships (opencl_kernels.cpp).
   const std::string compile = std::string("'") + GPULAB_CMAKE + "' --build '" + build.string() +
-                              "' --parallel 2 --target gpulab gpulab_harness_" + lab.name + "_opencl" +
+                              "' --parallel 2 --target gpulab gpulab_harness_" + lab.name +
+                              "_opencl gpulab_harness_filter_opencl" +
                               (cuda == "ON" ? " gpulab_harness_matmul_cuda" : "");
   REQUIRE_MESSAGE(run_command(compile, output) == 0, output);
+  // Its house-style test passes there (the encoded kernels are not clang-format's to lay out): the
+  // files as a student's clone has them, not git's view of this repository around the scratch folder.
+  output.clear();
+  const int style = run_command("cd '" + repo.string() + "' && GIT_DIR=/nonexistent scripts/format.sh --check", output);
+  CHECK_MESSAGE((style == 0 || style == 77), output);
+  if (style == 0) CHECK_MESSAGE(output.find("all ") != std::string::npos, output);
   if (cuda == "ON") {
     output.clear();
     CHECK_MESSAGE(run_command("'" + (build / "gpulab").string() + "' build --lab matmul --backend cuda", output) == 0,

@@ -1,10 +1,10 @@
 // The harness's OpenCL kernels as the build embeds them and the student release ships them
-// (grader/contract/opencl_kernels.hpp): no kernel text readable, one function per file.
+// (grader/contract/kernel_embedding.hpp): no kernel text readable, one function per file.
 #include <doctest/doctest.h>
 
 #include <stdexcept>
 
-#include "opencl_kernels.hpp"
+#include "kernel_embedding.hpp"
 
 namespace {
 
@@ -26,9 +26,10 @@ TEST_CASE("the embedded OpenCL kernels hold no readable text of the kernels, and
 TEST_CASE("two kernel files with the same text are encoded differently, and the encoding is the same every time") {
   const auto embedded = gpulab::embed_opencl_kernels("first", {{"one", kNaive}, {"two", kNaive}});
   const auto array_of = [&](const std::string& name) {
-    const auto begin = embedded.source.find("k_" + name + "[] = {");
-    return embedded.source.substr(begin + name.size() + 8, embedded.source.find('}', begin) - begin);
+    const auto open = embedded.source.find("k_" + name + "[] = {") + name.size() + 8;
+    return embedded.source.substr(open, embedded.source.find('}', open) - open);
   };
+  CHECK(array_of("one").size() > kNaive.size());  // the numbers, not what follows them
   CHECK(array_of("one") != array_of("two"));
   CHECK(gpulab::embed_opencl_kernels("first", {{"one", kNaive}, {"two", kNaive}}).source == embedded.source);
 }

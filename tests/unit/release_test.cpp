@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "opencl_kernels.hpp"
+#include "kernel_embedding.hpp"
 #include "release.hpp"
 
 using gpulab::cli::remove_hidden_case_blocks;

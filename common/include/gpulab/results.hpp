@@ -55,7 +55,7 @@ struct CaseResult {
   // baseline): the rest of a timing case's time is its inputs, reference and first, fully checked launch.
   double timed_s = 0;
   // Host seconds of every launch of the case, by what they did: the driver's prepare and loads with
-  // the fresh-contents rule (prepare_s), the launches with their cache flushes and the interleaved
+  // the fresh-contents rule and, on a CPU device, the host-memory checksums (prepare_s), the launches with their cache flushes and the interleaved
   // baseline (launches_s), the checks of outputs, guards and inputs after them (checks_s). The rest
   // of `seconds` is the case's inputs and reference.
   double prepare_s = 0, launches_s = 0, checks_s = 0;

@@ -1,5 +1,5 @@
 // The harness's harness_naive_matmul kernel (bindings_opencl.cpp builds it); students get it encoded,
-// never as this source (grader/contract/opencl_kernels.hpp).
+// never as this source (grader/contract/kernel_embedding.hpp).
 __kernel void harness_naive_matmul(__global const float* a, __global const float* b, __global float* c, int m, int n,
                                    int k) {
   const int col = get_global_id(0), row = get_global_id(1);

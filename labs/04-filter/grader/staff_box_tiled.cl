@@ -1,6 +1,6 @@
 // The staff kernels (filter_lab.hpp): the reference solution's designs, written for the harness.
 // The harness's staff_box_tiled kernel (bindings_opencl.cpp builds it); students get it encoded,
-// never as this source (grader/contract/opencl_kernels.hpp).
+// never as this source (grader/contract/kernel_embedding.hpp).
 #define MAX_RADIUS 8
 #define BLOCK_X 32
 #define BLOCK_Y 8

@@ -1,7 +1,7 @@
 // Two channels per 32-bit word in 16-bit lanes (r, b and g, a), ushort2 min and max, forgetful
 // selection, a 2 x 2 block of outputs per work-item that takes in their shared values first.
 // The harness's staff_median5 kernel (bindings_opencl.cpp builds it); students get it encoded,
-// never as this source (grader/contract/opencl_kernels.hpp).
+// never as this source (grader/contract/kernel_embedding.hpp).
 uint even_lanes(uint pixel) { return pixel & 0x00FF00FFu; }
 uint odd_lanes(uint pixel) { return (pixel >> 8) & 0x00FF00FFu; }
 uint join_lanes(uint even, uint odd) { return even | odd << 8; }

@@ -1,7 +1,7 @@
 // The staff tree: as the CUDA one (baselines_cuda.cu), each level reading from `src + src_offset` and
 // writing its block sums at `dst + dst_offset`.
 // The harness's harness_tree kernel (bindings_opencl.cpp builds it); students get it encoded,
-// never as this source (grader/contract/opencl_kernels.hpp).
+// never as this source (grader/contract/kernel_embedding.hpp).
 #define THREADS 256
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void harness_tree(__global const float* src,
                                                                                 int src_offset, int n,

@@ -1,6 +1,6 @@
 // The staff kernel, as the CUDA one (baselines_cuda.cu): bin b of lane l at lane_bins[b * 32 + l].
 // The harness's harness_histogram kernel (bindings_opencl.cpp builds it); students get it encoded,
-// never as this source (grader/contract/opencl_kernels.hpp).
+// never as this source (grader/contract/kernel_embedding.hpp).
 #define BINS 256
 #define THREADS 256
 #define LANES 32

@@ -1,6 +1,6 @@
 // The same kernel as baselines_cuda.cu's: one work-item per body, global reads, 1 / sqrt.
 // The harness's harness_naive_nbody kernel (bindings_opencl.cpp builds it); students get it encoded,
-// never as this source (grader/contract/opencl_kernels.hpp).
+// never as this source (grader/contract/kernel_embedding.hpp).
 __kernel void harness_naive_nbody(__global const float4* bodies, __global float4* accel, int n, float softening2) {
   const int i = get_global_id(0);
   if (i >= n) return;

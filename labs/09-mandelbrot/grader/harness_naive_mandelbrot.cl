@@ -1,6 +1,6 @@
 // The contract's arithmetic: no multiply and add fused, so the counts equal the CPU reference's.
 // The harness's harness_naive_mandelbrot kernel (bindings_opencl.cpp builds it); students get it encoded,
-// never as this source (grader/contract/opencl_kernels.hpp).
+// never as this source (grader/contract/kernel_embedding.hpp).
 #pragma OPENCL FP_CONTRACT OFF
 __kernel void harness_naive_mandelbrot(__global uint* counts, int width, int height, float x0, float y0, float dx,
                                        float dy, int max_iter, int julia, float cx, float cy) {

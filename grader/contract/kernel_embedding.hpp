@@ -6,7 +6,6 @@
 // copied from the repository, not from a student who runs the decoder on purpose.
 #pragma once
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace gpulab {
