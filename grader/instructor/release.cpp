@@ -12,6 +12,7 @@
 #include <regex>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "files.hpp"
@@ -51,17 +52,17 @@ bool left_out(const fs::path& relative) {
   return parts.size() > 5 && parts[0] == "labs" && parts[2] == "grader" && parts[3] == "tests" && parts[4] == "planted";
 }
 
-// A harness CUDA kernel file of a lab, labs/<lab>/grader/<name>_cuda.cu: shipped compiled, never as source.
-bool is_harness_cuda_kernel(const fs::path& relative) {
+// A file of a lab's own grader folder, labs/<lab>/grader/<file>, whose name ends with `ending`.
+bool is_lab_grader_file(const fs::path& relative, std::string_view ending) {
   const std::vector<fs::path> parts(relative.begin(), relative.end());
-  return parts.size() == 4 && parts[0] == "labs" && parts[2] == "grader" && parts[3].string().ends_with("_cuda.cu");
+  return parts.size() == 4 && parts[0] == "labs" && parts[2] == "grader" && parts[3].string().ends_with(ending);
 }
 
+// A harness CUDA kernel file of a lab, labs/<lab>/grader/<name>_cuda.cu: shipped compiled, never as source.
+bool is_harness_cuda_kernel(const fs::path& relative) { return is_lab_grader_file(relative, "_cuda.cu"); }
+
 // A harness OpenCL kernel file of a lab, labs/<lab>/grader/<kernel>.cl: shipped encoded, never as source.
-bool is_harness_opencl_kernel(const fs::path& relative) {
-  const std::vector<fs::path> parts(relative.begin(), relative.end());
-  return parts.size() == 4 && parts[0] == "labs" && parts[2] == "grader" && parts[3].extension() == ".cl";
-}
+bool is_harness_opencl_kernel(const fs::path& relative) { return is_lab_grader_file(relative, ".cl"); }
 
 // Runs a git command in `repo` and returns what it printed; throws, naming the command and the
 // fix, when git cannot start or fails.
