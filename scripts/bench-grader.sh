@@ -4,6 +4,8 @@
 #     a comment line more (for OpenCL the host .cpp, compiled and linked, and the .cl, built by the
 #     driver at run time), then `gpulab check --reuse` (as make check runs it) builds and runs the lab;
 #   - per lab, a re-check with nothing changed (`gpulab check --reuse`: the last results shown again);
+#   - per lab, its five slowest cases in the last check, each case's seconds split into inputs and
+#     reference, the driver's prepare, launches and checks (the report's prepare_s, launches_s, checks_s);
 #   - `gpulab grade` throughput: BENCH_SUBMISSIONS copies of solutions/ as one batch, in submissions
 #     per hour (each submission has the labs measured above), and where a submission's time went
 #     (compile, waiting for the GPU, run, timing cases, sanitizer; per lab too) with the most
@@ -85,6 +87,32 @@ seed_args=()
 [ -n "${SEED:-}" ] && seed_args+=(--seed "$SEED")
 
 # The copy of solutions/ that the checks build, and no cache of it yet.
+# The lab's slowest cases in a check's report, as JSON: where its time goes (issue 40), each case's
+# seconds split as the runner measured them (prepare_s, launches_s, checks_s; the rest is inputs
+# and the reference).
+slowest_cases() {  # report
+  python3 - "$1" <<'PY' 2>/dev/null
+import json, sys
+cases = []
+for lab in json.load(open(sys.argv[1])).get("labs", []):
+    for task in lab.get("tasks", []):
+        for c in task.get("cases", []):
+            parts = {k: round(c.get(k, 0.0), 3) for k in ("prepare_s", "launches_s", "checks_s")}
+            rest = max(0.0, c.get("seconds", 0.0) - sum(c.get(k, 0.0) for k in parts))
+            cases.append({"task": task.get("task", ""), "case": c.get("name", ""),
+                          "seconds": round(c.get("seconds", 0.0), 3), **parts, "inputs_reference_s": round(rest, 3)})
+cases.sort(key=lambda c: -c["seconds"])
+print(json.dumps(cases[:5]))
+PY
+}
+slowest_line() {  # json
+  python3 -c '
+import json, sys
+print("; ".join("{} ({}) {:.2f} s (inputs and reference {:.2f}, prepare {:.2f}, launches {:.2f}, checks {:.2f})".format(
+      c["case"], c["task"], c["seconds"], c["inputs_reference_s"], c["prepare_s"], c["launches_s"], c["checks_s"])
+      for c in json.loads(sys.argv[1])[:3]))' "$1"
+}
+
 copy="$work/bench-solutions"
 rm -rf "$copy" "$build"/students/bench-solutions-* && cp -a solutions "$copy"
 
@@ -125,8 +153,10 @@ for lab in "${labs[@]}"; do
   [ $failed -eq 0 ] || note="$failed of $runs checks: a task did not pass"
   say "$lab: after an edit $(seconds "$edit"), nothing changed $(seconds "$recheck")${note:+; $note}"
   lab_rows+=("$(printf '  %-14s %12s %15s %17s  %s' "$lab" "$(seconds "$first")" "$(seconds "$edit")" "$(seconds "$recheck")" "$note")")
-  lab_json+=("$(printf '{"lab": "%s", "touched": "%s", "first_check_s": %s, "after_edit_s": %s, "after_edit_runs_s": [%s], "recheck_s": %s, "recheck_runs_s": [%s], "checks_not_passed": %d}' \
-    "$lab" "$files" "$first" "$edit" "$(list "${edits[@]}")" "$recheck" "$(list "${rechecks[@]}")" "$failed")")
+  slowest=$(slowest_cases "$report")
+  [ -z "$slowest" ] || say "$lab: slowest cases: $(slowest_line "$slowest")"
+  lab_json+=("$(printf '{"lab": "%s", "touched": "%s", "first_check_s": %s, "after_edit_s": %s, "after_edit_runs_s": [%s], "recheck_s": %s, "recheck_runs_s": [%s], "checks_not_passed": %d, "slowest_cases": %s}' \
+    "$lab" "$files" "$first" "$edit" "$(list "${edits[@]}")" "$recheck" "$(list "${rechecks[@]}")" "$failed" "${slowest:-[]}")")
 done
 
 # Batch grading: N copies of solutions/ as N students, graded from scratch.
