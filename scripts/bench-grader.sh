@@ -5,7 +5,8 @@
 #     driver at run time), then `gpulab check --reuse` (as make check runs it) builds and runs the lab;
 #   - per lab, a re-check with nothing changed (`gpulab check --reuse`: the last results shown again);
 #   - per lab, its five slowest cases in the last check, each case's seconds split into inputs and
-#     reference, the driver's prepare, launches and checks (the report's prepare_s, launches_s, checks_s);
+#     reference, the driver's prepare, launches and checks (the report's prepare_s, launches_s, checks_s,
+#     and of those the host-memory checksums, watch_s, and the guards and inputs, buffers_s);
 #   - `gpulab grade` throughput: BENCH_SUBMISSIONS copies of solutions/ as one batch, in submissions
 #     per hour (each submission has the labs measured above), and where a submission's time went
 #     (compile, waiting for the GPU, run, timing cases, sanitizer; per lab too) with the most
@@ -99,6 +100,7 @@ for lab in json.load(open(sys.argv[1])).get("labs", []):
         for c in task.get("cases", []):
             parts = {k: round(c.get(k, 0.0), 3) for k in ("prepare_s", "launches_s", "checks_s")}
             rest = max(0.0, c.get("seconds", 0.0) - sum(c.get(k, 0.0) for k in parts))
+            parts.update({k: round(c.get(k, 0.0), 3) for k in ("watch_s", "buffers_s")})  # of the above
             cases.append({"task": task.get("task", ""), "case": c.get("name", ""),
                           "seconds": round(c.get("seconds", 0.0), 3), **parts, "inputs_reference_s": round(rest, 3)})
 cases.sort(key=lambda c: -c["seconds"])
@@ -108,9 +110,10 @@ PY
 slowest_line() {  # json
   python3 -c '
 import json, sys
-print("; ".join("{} ({}) {:.2f} s (inputs and reference {:.2f}, prepare {:.2f}, launches {:.2f}, checks {:.2f})".format(
-      c["case"], c["task"], c["seconds"], c["inputs_reference_s"], c["prepare_s"], c["launches_s"], c["checks_s"])
-      for c in json.loads(sys.argv[1])[:3]))' "$1"
+print("; ".join("{} ({}) {:.2f} s (inputs and reference {:.2f}, prepare {:.2f}, launches {:.2f}, checks {:.2f}; "
+      "of prepare and checks, host-memory checksums {:.2f}, guards and inputs {:.2f})".format(
+      c["case"], c["task"], c["seconds"], c["inputs_reference_s"], c["prepare_s"], c["launches_s"], c["checks_s"],
+      c["watch_s"], c["buffers_s"]) for c in json.loads(sys.argv[1])[:3]))' "$1"
 }
 
 copy="$work/bench-solutions"

@@ -85,6 +85,8 @@ void to_json(nlohmann::json& j, const CaseResult& c) {
   if (c.prepare_s > 0) j["prepare_s"] = c.prepare_s;
   if (c.launches_s > 0) j["launches_s"] = c.launches_s;
   if (c.checks_s > 0) j["checks_s"] = c.checks_s;
+  if (c.watch_s > 0) j["watch_s"] = c.watch_s;
+  if (c.buffers_s > 0) j["buffers_s"] = c.buffers_s;
   if (c.seconds > 0) j["seconds"] = c.seconds;
   put_optional(j, "telemetry", c.telemetry);
 }
@@ -104,6 +106,8 @@ void from_json(const nlohmann::json& j, CaseResult& c) {
   c.prepare_s = j.value("prepare_s", 0.0);
   c.launches_s = j.value("launches_s", 0.0);
   c.checks_s = j.value("checks_s", 0.0);
+  c.watch_s = j.value("watch_s", 0.0);
+  c.buffers_s = j.value("buffers_s", 0.0);
   c.seconds = j.value("seconds", 0.0);
   get_optional(j, "telemetry", c.telemetry);
 }

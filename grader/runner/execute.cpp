@@ -370,16 +370,26 @@ class CaseRun {
   // Before student code runs on `set`: checksums of the harness's host data, where the device's
   // kernels can reach host memory.
   void watch_host(int set) {
-    if (ctx_.watch_host_memory) host_watch_.take(host_regions(l_, set));
+    if (!ctx_.watch_host_memory) return;
+    const AddSeconds clock(result_.watch_s);
+    host_watch_.take(host_regions(l_, set));
   }
 
   // After a launch of `set`: the harness's host data, guards, inputs, then the output (cheaply for
   // warm-up and timed launches).
   bool verify(int set, bool quick, const std::string& which) {
-    if (const auto changed = host_watch_.changed(); !changed.empty())
-      return fail(describe_host_write(changed), describe_host_write(changed), "buffer_violation");
-    if (const std::string problem = inspect_buffers(l_, set, quick ? &samples_rng_ : nullptr); !problem.empty())
-      return fail(which + problem, which + problem, "buffer_violation");
+    std::vector<std::string> changed;
+    if (!host_watch_.empty()) {
+      const AddSeconds clock(result_.watch_s);
+      changed = host_watch_.changed();
+    }
+    if (!changed.empty()) return fail(describe_host_write(changed), describe_host_write(changed), "buffer_violation");
+    std::string problem;
+    {
+      const AddSeconds clock(result_.buffers_s);
+      problem = inspect_buffers(l_, set, quick ? &samples_rng_ : nullptr);
+    }
+    if (!problem.empty()) return fail(which + problem, which + problem, "buffer_violation");
     if (quick && l_.exact_outputs) {
       bool same = true;
       for (const ExactOutput& o : l_.exact_outputs(set))

@@ -48,6 +48,7 @@ CaseResult run_case(Device& device, bool timing, int sets_count, Load load) {
   const MadeUpLab lab(timing);
   RunContext ctx{device, lab.manifest, 99};
   ctx.task = "add";
+  ctx.watch_host_memory = true;  // as the runner sets it for PoCL, whose kernels reach host memory
   struct Set {
     std::unique_ptr<Buffer> in, out;
     std::vector<std::uint32_t> input = std::vector<std::uint32_t>(n), expected = std::vector<std::uint32_t>(n);
@@ -261,6 +262,11 @@ TEST_CASE("a case's launches report their host seconds by prepares and loads, la
     CHECK(r.prepare_s > 0);
     CHECK(r.launches_s > 0);
     CHECK(r.checks_s > 0);
+    // Guards and inputs are checked after every launch, and PoCL's kernels reach host memory.
+    CHECK(r.buffers_s > 0);
+    CHECK(r.buffers_s < r.checks_s);
+    CHECK(r.watch_s > 0);
+    CHECK(r.watch_s < r.prepare_s + r.checks_s);
     CHECK((r.timed_s > 0) == timing);
     // The timed launches are part of what the buckets count, with the case's first launch.
     if (timing) CHECK(r.prepare_s + r.launches_s + r.checks_s >= 0.5 * r.timed_s);
@@ -269,5 +275,7 @@ TEST_CASE("a case's launches report their host seconds by prepares and loads, la
     CHECK(back.prepare_s == r.prepare_s);
     CHECK(back.launches_s == r.launches_s);
     CHECK(back.checks_s == r.checks_s);
+    CHECK(back.watch_s == r.watch_s);
+    CHECK(back.buffers_s == r.buffers_s);
   }
 }

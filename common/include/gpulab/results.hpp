@@ -59,6 +59,10 @@ struct CaseResult {
   // baseline (launches_s), the checks of outputs, guards and inputs after them (checks_s). The rest
   // of `seconds` is the case's inputs and reference.
   double prepare_s = 0, launches_s = 0, checks_s = 0;
+  // Parts of those: the host-memory checksums before and after each launch (watch_s, of prepare_s
+  // and checks_s; only where the device reaches host memory), the guards and inputs checked after
+  // each launch (buffers_s, of checks_s). checks_s less both is the outputs' check.
+  double watch_s = 0, buffers_s = 0;
   // Host seconds of the whole case: drawing its inputs, its reference, every launch and check. For
   // instructors (`make bench-grader`, the JSON report): which cases a lab's run spends its time on.
   double seconds = 0;
