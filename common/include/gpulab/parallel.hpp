@@ -5,7 +5,10 @@
 #include <atomic>
 #include <cstddef>
 #include <future>
+#include <memory>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace gpulab {
@@ -53,6 +56,48 @@ void parallel_queue(std::size_t count, int workers, Body body) {
       for (std::size_t i = next++; i < count; i = next++) body(i, w);
     }));
   for (auto& f : pool) f.get();
+}
+
+// An allocator that default-initialises what std::allocator value-initialises: the elements of a
+// std::vector<T, NoZeroing<T>>(n) of an arithmetic T are left as the memory holds them.
+template <typename T>
+struct NoZeroing : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = NoZeroing<U>;
+  };
+  NoZeroing() = default;
+  template <typename U>
+  NoZeroing(const NoZeroing<U>&) noexcept {}
+  template <typename U>
+  void construct(U* at) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(at)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
+
+// A large host array (a GPU-sized case's input, reference or download: hundreds of MiB). Made by
+// zeroed_on_all_cores, never left unwritten: std::vector<T>(n) writes its zeros on one thread, and
+// the first write of a fresh page also waits for the kernel to clear it, so a 512 MiB vector took
+// 0.2 s before anything was drawn into it; written on every core, a few hundredths.
+template <typename T>
+using HostArray = std::vector<T, NoZeroing<T>>;
+
+// `count` zeros in a HostArray, written (and so first touched) on every core.
+template <typename T>
+HostArray<T> zeroed_on_all_cores(std::size_t count) {
+  static_assert(std::is_arithmetic_v<T>, "zeroed_on_all_cores: for arrays of numbers");
+  HostArray<T> array(count);
+  constexpr std::size_t kOneThreadBelow = std::size_t{1} << 18;  // less than a thread's start costs
+  auto zero = [&array](std::size_t begin, std::size_t end) { std::fill(array.data() + begin, array.data() + end, T{}); };
+  if (count < kOneThreadBelow)
+    zero(0, count);
+  else
+    parallel_ranges(count, zero);
+  return array;
 }
 
 }  // namespace gpulab

@@ -14,10 +14,10 @@ namespace {
 
 // The words of one input: uniform over all 32-bit values (the sums wrap many times), or a shape
 // whose right answer a student can read in a mismatch report.
-std::vector<std::uint32_t> make_input(const Case& c, Rng& rng) {
+HostArray<std::uint32_t> make_input(const Case& c, Rng& rng) {
   const auto n = static_cast<std::size_t>(case_int(c, "n"));
   const std::string shape = c.params.value("values", "uniform");
-  std::vector<std::uint32_t> words(n);
+  HostArray<std::uint32_t> words = zeroed_on_all_cores<std::uint32_t>(n);
   if (shape == "uniform") {
     draw_each(rng, std::span(words), [](Rng& r) { return static_cast<std::uint32_t>(r.next()); });
   } else if (shape == "ones") {  // out[i] = i + 1
@@ -33,10 +33,14 @@ std::vector<std::uint32_t> make_input(const Case& c, Rng& rng) {
   return words;
 }
 
-// `words` with every word transformed by `t`.
-std::vector<std::uint32_t> transformed(std::vector<std::uint32_t> words, const WordTransform& t) {
-  if (!t.identity()) t.apply(words.data(), words.size() * sizeof(std::uint32_t));
-  return words;
+// `words` with every word transformed by `t`, copied on every core.
+HostArray<std::uint32_t> transformed(std::span<const std::uint32_t> words, const WordTransform& t) {
+  HostArray<std::uint32_t> out = zeroed_on_all_cores<std::uint32_t>(words.size());
+  parallel_ranges(words.size(), [&](std::size_t begin, std::size_t end) {
+    std::copy(words.begin() + begin, words.begin() + end, out.begin() + begin);
+    t.apply(out.data() + begin, (end - begin) * sizeof(std::uint32_t));
+  });
+  return out;
 }
 
 // A timed launch is checked without a reference, on the chunks the framework samples outputs on
@@ -91,8 +95,8 @@ bool scan_matches(std::span<const std::uint32_t> input, const WordTransform& loa
 
 // A case's contents (one input per input set) and the scan of contents 0.
 struct CaseData {
-  std::vector<std::vector<std::uint32_t>> contents;
-  std::vector<std::uint32_t> expected_first;
+  std::vector<HostArray<std::uint32_t>> contents;
+  HostArray<std::uint32_t> expected_first;
 };
 
 // One task's run of one case. Input sets live in distinct buffers; the runner moves contents between
@@ -110,8 +114,9 @@ class ScanCaseRun {
         bytes_(n_ * sizeof(std::uint32_t)),
         masks_(ctx, task, c),
         samples_(ctx.draws("samples", task, c)),
+        garbage_(ctx.draws("scratch garbage", task, c)),
         launch_(labs::bind_scan(ctx.device, task.function)),
-        got_(n_) {
+        got_(zeroed_on_all_cores<std::uint32_t>(n_)) {
     const int count_of_sets = input_sets(c);
     for (int i = 0; i < count_of_sets; ++i) {
       if (count_of_sets > 1) {
@@ -123,7 +128,8 @@ class ScanCaseRun {
                        ctx.device.allocate_guarded(bytes_),
                        ctx.device.allocate_guarded(std::max<std::size_t>(bytes_, sizeof(std::uint32_t))),
                        i,
-                       {}});
+                       {},
+                       false});
       sets_.back().in->upload(data_->contents[i].data(), bytes_);  // the first launch sees the plain input
     }
   }
@@ -136,7 +142,7 @@ class ScanCaseRun {
     l.load = [this](int i, int what) { load(i, what); };
     l.prepare = [this](int i) {
       sets_[i].out->fill(kPoisonByte);
-      sets_[i].scratch->fill(kPoisonByte);  // block sums left by an earlier launch are no help
+      fill_scratch_with_garbage(sets_[i]);
     };
     l.launch = [this](int i) { launch_(*sets_[i].in, *sets_[i].out, *sets_[i].scratch, static_cast<int>(n_)); };
     l.check = [this](int i) { return check(i); };
@@ -155,8 +161,21 @@ class ScanCaseRun {
   struct Set {
     std::unique_ptr<Buffer> in, out, scratch;
     int holds = 0;
-    WordTransform load;  // `in` holds contents[holds] transformed so
+    WordTransform load;     // `in` holds contents[holds] transformed so
+    bool launched = false;  // its scratch holds what a launch left there
   };
+
+  // The contract lends the scratch "filled with garbage before every launch", and no one garbage:
+  // the poison, zeros, another byte, or (from a set's second launch on) what its last launch left
+  // there, drawn after the set's previous launch. A kernel that counts on one pattern (states of all
+  // ones read as "not ready") or finds its own earlier states and sums fails.
+  void fill_scratch_with_garbage(Set& s) {
+    const auto pick = garbage_.integer(0, s.launched ? 3 : 2);
+    s.launched = true;
+    if (pick == 3) return;
+    const auto other = static_cast<std::uint8_t>(garbage_.integer(1, 0xFE));
+    s.scratch->fill(pick == 0 ? kPoisonByte : pick == 1 ? std::uint8_t{0} : other);
+  }
 
   void load(int i, int what) {
     sets_[i].holds = what;
@@ -168,11 +187,11 @@ class ScanCaseRun {
   Comparison check(int i) {
     const Set& s = sets_[i];
     sets_[i].out->download(got_.data(), bytes_);
-    const std::vector<std::uint32_t>* expected = &data_->expected_first;
-    std::vector<std::uint32_t> input, computed;
+    const HostArray<std::uint32_t>* expected = &data_->expected_first;
+    HostArray<std::uint32_t> input, computed;
     if (s.holds != 0 || !s.load.identity()) {
       input = transformed(data_->contents[s.holds], s.load);
-      computed.resize(n_);
+      computed = zeroed_on_all_cores<std::uint32_t>(n_);
       reference::inclusive_scan_all_cores(input, computed);
       expected = &computed;
     }
@@ -197,10 +216,11 @@ class ScanCaseRun {
   const std::size_t n_, bytes_;
   MaskDraws masks_;
   Rng samples_;  // where timed launches of a large case are checked (scan_matches)
+  Rng garbage_;  // what the scratch holds at each launch
   labs::ScanLaunch launch_;
   std::vector<std::unique_ptr<Buffer>> pristine_;  // contents i, untouched (timing cases)
   std::vector<Set> sets_;
-  std::vector<std::uint32_t> got_;
+  HostArray<std::uint32_t> got_;
 };
 
 // Words by the billion per second would read oddly: rates are GB/s of 8 bytes per word (read and written).
@@ -215,7 +235,7 @@ class ScanDriver final : public LabDriver {
   void measure_calibration(const RunContext& ctx, const Case& timing, Calibration& cal) override {
     const auto n = static_cast<std::size_t>(case_int(timing, "n"));
     Rng rng(derive_seed(ctx.run_seed, ctx.manifest.id, "calibration", timing.name));
-    std::vector<std::uint32_t> words(n);
+    HostArray<std::uint32_t> words = zeroed_on_all_cores<std::uint32_t>(n);
     draw_each(rng, std::span(words), [](Rng& r) { return static_cast<std::uint32_t>(r.next()); });
     if (auto vendor = labs::vendor_scan(ctx.device, static_cast<int>(n))) {
       auto in = ctx.device.allocate(n * sizeof(std::uint32_t)), out = ctx.device.allocate(n * sizeof(std::uint32_t)),
@@ -246,7 +266,7 @@ class ScanDriver final : public LabDriver {
       Rng rng = ctx.inputs_rng(task, c);
       auto made = std::make_shared<CaseData>();
       for (int i = 0; i < input_sets(c); ++i) made->contents.push_back(make_input(c, rng));
-      made->expected_first.resize(made->contents[0].size());
+      made->expected_first = zeroed_on_all_cores<std::uint32_t>(made->contents[0].size());
       reference::inclusive_scan_all_cores(made->contents[0], made->expected_first);
       return made;
     });
