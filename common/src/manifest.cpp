@@ -102,6 +102,22 @@ int log2_floor(std::int64_t x) {
   return e;
 }
 
+// A size of many blocks that one tile (not the largest) divides and twice that tile does not, for
+// each such tile as often as a multiple of every tile: the tile times an odd number (16 mod 32 for a
+// tile of 16), so a kernel right only where its larger tiles divide the size fails too, and not only
+// one right only for multiples of all. 0: a multiple of every tile this time, or no such size in
+// (2 x the largest tile, max].
+std::int64_t odd_multiple_of_a_tile(const RandomCases& r, Rng& rng) {
+  const auto pick = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(r.tiles.size()) - 1));
+  if (pick + 1 == r.tiles.size()) return 0;
+  const std::int64_t tile = r.tiles[pick];
+  const std::int64_t low = 2 * r.tiles.back() / tile + 1, high = r.max / tile;
+  if (high < low) return 0;
+  std::int64_t factor = rng.integer(low, high);
+  if (factor % 2 == 0) factor += factor + 1 <= high ? 1 : -1;
+  return factor >= low && factor % 2 == 1 ? tile * factor : 0;
+}
+
 // One size in a role. Tiny sizes lie below the smallest tile (so divide by none); sizes of about one
 // block lie around the largest tile; sizes of many blocks beyond twice it. A power-of-two block draws
 // powers of two only. load_manifest checked that every role has sizes within [min, max].
@@ -126,7 +142,9 @@ std::int64_t draw_size(const RandomCases& r, RandomCases::Role role, Rng& rng) {
         if (size >= r.min && divides_none(size, r.tiles)) return size;
       }
       break;
-    case Role::many_multiple: return lcm * rng.integer(2 * largest / lcm + 1, r.max / lcm);
+    case Role::many_multiple:
+      if (const std::int64_t size = odd_multiple_of_a_tile(r, rng); size > 0) return size;
+      return lcm * rng.integer(2 * largest / lcm + 1, r.max / lcm);
     case Role::many_other: {
       const std::int64_t first = 2 * largest + 1, span = r.max - first + 1;
       const std::int64_t start = rng.integer(first, r.max);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <set>
 #include <string>
@@ -273,6 +274,39 @@ TEST_CASE(
         check_coverage(r, hidden);
       }
       CHECK(at == drawn.size());
+    }
+  }
+}
+
+// A kernel right only where a larger tile divides the size (a k slice of half a tile dropped: 16 mod
+// 32) is wrong for sizes that one tile divides and twice it does not; the draws must reach them.
+TEST_CASE("random cases of many blocks reach every tile times an odd number, not only multiples of every tile") {
+  for (const auto& m : load_all_manifests(fs::path(GPULAB_REPO) / "labs")) {
+    CAPTURE(m.id);
+    std::vector<std::map<std::int64_t, bool>> reached(m.random.size());
+    for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+      const auto drawn = draw_random_cases(m, seed * 0x9E3779B97F4A7C15ull, true);
+      std::size_t at = 0;
+      for (std::size_t b = 0; b < m.random.size(); ++b) {
+        const RandomCases& r = m.random[b];
+        for (int i = 0; i < r.count + r.hidden; ++i, ++at)
+          for (const auto& dim : r.dims) {
+            const std::int64_t size = drawn.at(at).params.at(dim).get<std::int64_t>();
+            for (const std::int64_t tile : r.tiles)
+              if (size > 2 * r.tiles.back() && size % tile == 0 && size % (2 * tile) != 0) reached[b][tile] = true;
+          }
+      }
+    }
+    for (std::size_t b = 0; b < m.random.size(); ++b) {
+      const RandomCases& r = m.random[b];
+      if (r.power_of_two || r.tiles.size() < 2) continue;
+      for (std::size_t k = 0; k + 1 < r.tiles.size(); ++k) {
+        const std::int64_t tile = r.tiles[k], low = 2 * r.tiles.back() / tile + 1, high = r.max / tile;
+        if (high < low + 1) continue;  // no odd factor sure to fit
+        CAPTURE(b);
+        CAPTURE(tile);
+        CHECK(reached[b][tile]);
+      }
     }
   }
 }

@@ -92,7 +92,9 @@ HostArray<T> zeroed_on_all_cores(std::size_t count) {
   static_assert(std::is_arithmetic_v<T>, "zeroed_on_all_cores: for arrays of numbers");
   HostArray<T> array(count);
   constexpr std::size_t kOneThreadBelow = std::size_t{1} << 18;  // less than a thread's start costs
-  auto zero = [&array](std::size_t begin, std::size_t end) { std::fill(array.data() + begin, array.data() + end, T{}); };
+  auto zero = [&array](std::size_t begin, std::size_t end) {
+    std::fill(array.data() + begin, array.data() + end, T{});
+  };
   if (count < kOneThreadBelow)
     zero(0, count);
   else

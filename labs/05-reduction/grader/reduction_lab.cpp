@@ -16,7 +16,8 @@ namespace {
 
 // Elements of magnitude in [1, 2): the exponent of 1.0 and a random mantissa, of which a distribution
 // keeps some bits: fine (all 23: a float sum rounds), coarse (the top 3: multiples of 1/8, whose sums
-// are exact in any order up to 2^21), ones (none: every element is 1), all positive; or precision:
+// are exact in any order up to 2^21), ones (none: every element is 1), all positive; signed (coarse
+// with a random sign each: still exact in any order, and a sum of magnitudes is wrong); or precision:
 // balanced, signs at random and fixed low mantissa bits, so that a sum of elements rounded to fewer
 // bits is off in one direction (reference::balanced_element).
 std::vector<float> make_input(const Case& c, Rng& rng) {
@@ -27,16 +28,18 @@ std::vector<float> make_input(const Case& c, Rng& rng) {
     draw_each(rng, std::span(values), [](Rng& r) { return reference::balanced_element(r.next()); });
     return values;
   }
-  std::uint32_t mantissa_bits = 0;
+  std::uint32_t random_bits = 0;  // the mantissa's, and the sign's for signed
   if (distribution == "fine")
-    mantissa_bits = 0x007FFFFFu;
+    random_bits = 0x007FFFFFu;
   else if (distribution == "coarse")
-    mantissa_bits = 0x00700000u;
+    random_bits = 0x00700000u;
+  else if (distribution == "signed")
+    random_bits = 0x80700000u;
   else if (distribution != "ones")
-    throw std::invalid_argument(
-        fmt::format("case '{}': unknown distribution '{}' (fine, coarse, ones, precision)", c.name, distribution));
-  draw_each(rng, std::span(values), [mantissa_bits](Rng& r) {
-    return std::bit_cast<float>(0x3F800000u | (static_cast<std::uint32_t>(r.next()) & mantissa_bits));
+    throw std::invalid_argument(fmt::format(
+        "case '{}': unknown distribution '{}' (fine, coarse, signed, ones, precision)", c.name, distribution));
+  draw_each(rng, std::span(values), [random_bits](Rng& r) {
+    return std::bit_cast<float>(0x3F800000u | (static_cast<std::uint32_t>(r.next()) & random_bits));
   });
   return values;
 }

@@ -23,15 +23,17 @@ namespace fs = std::filesystem;
 using reference::View;
 
 // A case's window: `center` = [re, im] and `span` (the width of the window in the complex plane),
-// square pixels, `max_iter`, and for a Julia set `julia` = [cx, cy]. A random case names only its
-// `fractal`: its window is drawn near the boundary of the set, where the counts vary.
-View view_of(int width, int height, double center_re, double center_im, double span, int max_iter) {
+// pixels `aspect` times as tall as wide (square for a listed case), `max_iter`, and for a Julia set
+// `julia` = [cx, cy]. A random case names only its `fractal`: its window is drawn near the boundary
+// of the set, where the counts vary.
+View view_of(int width, int height, double center_re, double center_im, double span, int max_iter,
+             double aspect = 1.0) {
   const double step = span / width;
   View v;
   v.dx = static_cast<float>(step);
-  v.dy = static_cast<float>(-step);  // the top row has the largest imaginary part
+  v.dy = static_cast<float>(-step * aspect);  // the top row has the largest imaginary part
   v.x0 = static_cast<float>(center_re - (width - 1) / 2.0 * step);
-  v.y0 = static_cast<float>(center_im + (height - 1) / 2.0 * step);
+  v.y0 = static_cast<float>(center_im + (height - 1) / 2.0 * step * aspect);
   v.max_iter = max_iter;
   return v;
 }
@@ -51,8 +53,25 @@ double estimated_iterations(const View& v, int width, int height) {
   return sum / (kGrid * kGrid) * width * height;
 }
 
+// A Julia constant near the boundary of the Mandelbrot set (a connected or dust-like set with detail
+// at every scale), anywhere around it: either sign of each part, so a kernel that mirrors c or drops
+// a sign is not right by chance.
+void draw_julia_constant(Rng& rng, View& v) {
+  View mandelbrot;
+  mandelbrot.max_iter = 256;
+  for (int attempt = 0; attempt < 256; ++attempt) {
+    v.cx = rng.uniform(-2.0f, 0.5f);
+    v.cy = rng.uniform(-1.2f, 1.2f);
+    const std::uint32_t n = reference::escape_count(mandelbrot, reference::Point{v.cx, v.cy});
+    if (n >= 12 && n < 256) return;
+  }
+  v.cx = rng.uniform(-0.8f, -0.7f);
+  v.cy = rng.uniform(0.1f, 0.3f);
+}
+
 // A window near the boundary of the set (its centre's count neither 1 nor max_iter), `span` wide
-// when the case gives one (a stress case's deep zoom), else drawn from 0.002 to 3; within
+// when the case gives one (a stress case's deep zoom), else drawn from 0.002 to 3, with square
+// pixels or pixels up to twice as tall or as wide (the contract's dx and dy are independent); within
 // kIterationBudget (the cheapest of the windows drawn, if none is).
 View random_view(const Case& c, int width, int height, Rng& rng) {
   const bool julia = c.params.value("fractal", "mandelbrot") == "julia";
@@ -64,11 +83,11 @@ View random_view(const Case& c, int width, int height, Rng& rng) {
     const double span = c.params.contains("span") ? c.params["span"].get<double>()
                                                   : std::exp(rng.uniform(std::log(0.002f), std::log(3.0f)));
     const double re = rng.uniform(-2.0f, 0.6f), im = rng.uniform(-1.2f, 1.2f);
-    View v = view_of(width, height, julia ? re + 0.7 : re, im, span, max_iter);
-    if (julia) {  // constants near the boundary of the Mandelbrot set give connected, detailed sets
+    const double aspect = rng.integer(0, 1) == 0 ? 1.0 : std::exp(rng.uniform(std::log(0.5f), std::log(2.0f)));
+    View v = view_of(width, height, julia ? re + 0.7 : re, im, span, max_iter, aspect);
+    if (julia) {
       v.julia = true;
-      v.cx = rng.uniform(-0.8f, -0.7f);
-      v.cy = rng.uniform(0.1f, 0.3f);
+      draw_julia_constant(rng, v);
     }
     last = v;
     const std::uint32_t n =
@@ -86,8 +105,10 @@ View make_view(const Case& c, int width, int height, Rng& rng) {
   if (max_iter < 1) throw std::invalid_argument(fmt::format("case '{}': max_iter must be >= 1", c.name));
   if (!c.params.contains("center")) return random_view(c, width, height, rng);
   const auto& center = c.params.at("center");
+  const double aspect = c.params.value("aspect", 1.0);
+  if (!(aspect > 0)) throw std::invalid_argument(fmt::format("case '{}': aspect must be positive", c.name));
   View v = view_of(width, height, center.at(0).get<double>(), center.at(1).get<double>(), c.params.value("span", 3.0),
-                   max_iter);
+                   max_iter, aspect);
   if (c.params.contains("julia")) {
     v.julia = true;
     v.cx = c.params["julia"].at(0).get<float>();
