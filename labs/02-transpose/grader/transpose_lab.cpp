@@ -16,6 +16,24 @@ std::vector<float> transformed(std::vector<float> values, const WordTransform& t
   return values;
 }
 
+// An element of an input: mostly uniform in [-1, 1), and one in 32 a float no arithmetic keeps as
+// it is (a transpose does none, and out holds each element's bits): zeros of either sign, a
+// subnormal, an infinity, a NaN with a payload, the largest float. Never all ones, the outputs'
+// poison, so an unwritten element is never right by chance.
+float element(Rng& r) {
+  const auto bits = static_cast<std::uint32_t>(r.next());
+  if (bits % 32 != 0) return r.uniform(-1.0f, 1.0f);
+  const std::uint32_t sign = bits & 0x80000000u, payload = (bits >> 5) & 0x007FFFFEu;
+  switch (bits / 32 % 6) {
+    case 0: return std::bit_cast<float>(sign);                                 // +0 or -0
+    case 1: return std::bit_cast<float>(sign | payload | 1u);                  // subnormal
+    case 2: return std::bit_cast<float>(sign | 0x7F800000u);                   // infinity
+    case 3: return std::bit_cast<float>(sign | 0x7FC00000u | (payload >> 2));  // quiet NaN
+    case 4: return std::bit_cast<float>(0x7F800000u | payload | 1u);           // signalling NaN (sign clear)
+    default: return std::bit_cast<float>(sign | 0x7F7FFFFFu);                  // the largest float
+  }
+}
+
 // Patched words per input set of a large case (see run).
 constexpr std::size_t kPatches = 16, kPatchedFrom = std::size_t{1} << 16;
 
@@ -108,7 +126,7 @@ class TransposeDriver final : public LabDriver {
       Rng rng = ctx.inputs_rng(task, c);
       auto made = std::make_shared<CaseData>();
       made->input.resize(static_cast<std::size_t>(rows) * cols);
-      draw_each(rng, std::span(made->input), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
+      draw_each(rng, std::span(made->input), element);
       made->expected = reference::transpose(made->input, rows, cols);
       return made;
     });
