@@ -10,8 +10,9 @@
 namespace gpulab {
 namespace {
 
-// A case is either a fixed text with its offsets, or `length` random printable characters with
-// the offsets that turn them into other random printable characters.
+// A case is either a fixed text with its offsets, or `length` random characters with the offsets
+// that turn them into other random characters: printable ones, or (`characters = "any"`) any byte
+// from NUL to 0xFF, with results below 0xFF (the outputs' poison).
 void make_input(const Case& c, Rng& rng, std::vector<char>& text, std::vector<int>& offsets) {
   if (c.params.contains("text")) {
     const std::string fixed = c.params.at("text").get<std::string>();
@@ -22,13 +23,17 @@ void make_input(const Case& c, Rng& rng, std::vector<char>& text, std::vector<in
     return;
   }
   const auto length = static_cast<std::size_t>(case_int(c, "length"));
+  const std::string characters = c.params.value("characters", "printable");
+  if (characters != "printable" && characters != "any")
+    throw std::invalid_argument(fmt::format("case '{}': characters is \"printable\" or \"any\"", c.name));
+  const bool any = characters == "any";
   text.resize(length);
   offsets.resize(length);
   for (std::size_t i = 0; i < length; ++i) {
-    const auto from = static_cast<int>(rng.integer(' ', '~'));
-    const auto to = static_cast<int>(rng.integer(' ', '~'));
-    text[i] = static_cast<char>(from);
-    offsets[i] = to - from;
+    const auto from = static_cast<char>(any ? rng.integer(0, 0xFF) : rng.integer(' ', '~'));
+    const auto to = static_cast<char>(any ? rng.integer(0, 0xFE) : rng.integer(' ', '~'));
+    text[i] = from;
+    offsets[i] = to - from;  // the bytes as chars: text[i] + offsets[i] is `to` in a char
   }
 }
 
