@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <span>
+#include <vector>
 
 #include "lab_driver.hpp"
 #include "nbody_reference.hpp"
@@ -25,6 +27,18 @@ constexpr std::size_t kCheckAllUpTo = 4096, kFirstSample = 1024, kQuickSample = 
 // [0.5, 1), the cloud keeps its shape), but every position moves, so no acceleration computed for an
 // earlier launch is right again, and none can be corrected for the mask.
 constexpr std::uint32_t kMantissa = 0x007FFFFFu;
+
+// The bodies buffer holds kPadBodies more after the case's n, copies of its first bodies: a kernel
+// that reads past n (a tile loaded without its bounds test) adds their pull and fails, where the
+// guard zone's bytes (3.4e38 as floats, infinitely far) would add exactly nothing. Student code gets
+// n; a write there changes the input, as any write to it does.
+constexpr std::size_t kPadBodies = 1024;
+
+std::vector<float> with_pad(const std::vector<float>& bodies) {
+  std::vector<float> padded = bodies;
+  for (std::size_t i = 0; i < kPadBodies * reference::kBodyFloats; ++i) padded.push_back(bodies[i % bodies.size()]);
+  return padded;
+}
 
 struct Problem {
   int n;
@@ -103,7 +117,7 @@ class NbodyDriver final : public LabDriver {
 };
 
 // One input set: its device buffers, the mask its bodies are XORed with, and those bodies on the
-// host (what the reference reads).
+// host with the pad after them (the reference reads the first n).
 struct Set {
   std::unique_ptr<Buffer> bodies, accel;
   WordTransform transform;
@@ -118,18 +132,20 @@ CaseResult NbodyDriver::run(const RunContext& ctx, const Task& task, const Case&
   const Problem p = problem_of(c);
   const std::shared_ptr<const CaseData> data = data_for(ctx, task, c);
   const std::vector<float>& bodies = data->bodies;
+  const std::vector<float> padded = with_pad(bodies);
+  const std::size_t padded_bytes = padded.size() * sizeof(float);
   const int count_of_sets = input_sets(c);
-  const PristineInput pristine(ctx.device, bodies.data(), p.bytes(), count_of_sets);
+  const PristineInput pristine(ctx.device, padded.data(), padded_bytes, count_of_sets);
   MaskDraws masks(ctx, task, c, {.may = kMantissa});
   std::vector<Set> sets(count_of_sets);
   auto hold = [&](Set& set, const WordTransform& t) {
     set.transform = t;
     pristine.write(*set.bodies, t);
-    set.host = bodies;
-    t.apply(set.host.data(), p.bytes());
+    set.host = padded;
+    t.apply(set.host.data(), padded_bytes);
   };
   for (int i = 0; i < count_of_sets; ++i) {
-    sets[i].bodies = ctx.device.allocate_guarded(p.bytes());
+    sets[i].bodies = ctx.device.allocate_guarded(padded_bytes);
     sets[i].accel = ctx.device.allocate_guarded(p.bytes());
     hold(sets[i], i == 0 ? WordTransform{} : masks.next());  // the first launch of a case sees the plain bodies
   }
@@ -139,7 +155,7 @@ CaseResult NbodyDriver::run(const RunContext& ctx, const Task& task, const Case&
   auto check_with = [&](int i, std::size_t sample_size, bool boundaries) {
     sets[i].accel->download(got.data(), p.bytes());
     const auto sample = reference::nbody_sample(samples, static_cast<std::size_t>(p.n), sample_size, boundaries);
-    return reference::nbody_check(sets[i].host, p.softening2, got, sample);
+    return reference::nbody_check(std::span(sets[i].host).first(bodies.size()), p.softening2, got, sample);
   };
 
   Launchable l;
@@ -152,7 +168,7 @@ CaseResult NbodyDriver::run(const RunContext& ctx, const Task& task, const Case&
   };
   l.quick_check = [&](int i) { return check_with(i, kQuickSample, false); };
   l.watched = [&](int i) {
-    return std::vector<Watched>{{sets[i].bodies.get(), "bodies", sizeof(float), bodies.data(), sets[i].transform},
+    return std::vector<Watched>{{sets[i].bodies.get(), "bodies", sizeof(float), padded.data(), sets[i].transform},
                                 {sets[i].accel.get(), "accel", sizeof(float)}};
   };
   l.work = l.flops = p.flops();
