@@ -40,7 +40,9 @@ TEST_CASE("a run's JSON gives each lab's tasks with their status and metric in w
   CHECK(task.at("metric_unit") == "%");
 }
 
-TEST_CASE("on a CPU device the report says which tasks' speed is shown but not graded, and on a GPU says nothing") {
+TEST_CASE(
+    "on a CPU device the report says which tasks' speed is shown but not graded and that races cannot show, and on a "
+    "GPU says nothing") {
   TaskResult tiled, fast;
   tiled.task = "tiled", fast.task = "fast";
   tiled.metric = fast.metric = "naive_speedup";
@@ -54,6 +56,8 @@ TEST_CASE("on a CPU device the report says which tasks' speed is shown but not g
   run.labs = {lab};
   const std::string cpu = render_report(run, false);
   CHECK(cpu.find("CPU device: the speed of tiled is not graded here, the GPU grade decides") != std::string::npos);
+  CHECK(cpu.find("a race between them (a missing barrier, a plain += where an atomic belongs) cannot show") !=
+        std::string::npos);
   run.labs[0].device["class"] = "gpu";
   CHECK(render_report(run, false).find("not graded") == std::string::npos);
 }
