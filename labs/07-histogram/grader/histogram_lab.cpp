@@ -71,7 +71,10 @@ std::vector<std::uint8_t> text_bytes(std::size_t n, Rng& rng) {
 }
 
 // A case's bytes: uniform, all one byte (every thread hits one bin: the most contention), skewed
-// (bin `hot` takes about a quarter of the bytes, its neighbours in XOR most of the rest), or text.
+// (bin `hot` takes about a quarter of the bytes, its neighbours in XOR most of the rest), text, or
+// periodic: a pattern of 2, 3, 4 or 8 distinct random bytes repeated (pixels of one colour, say), so
+// that words and vectors repeat while the bytes within them differ: a kernel that counts a run of
+// equal words as one byte repeated fails.
 std::vector<std::uint8_t> make_bytes(const Case& c, Rng& rng) {
   const std::int64_t count = case_int(c, "n");
   if (count < 1) throw std::invalid_argument(fmt::format("case '{}': n must be >= 1", c.name));
@@ -81,6 +84,14 @@ std::vector<std::uint8_t> make_bytes(const Case& c, Rng& rng) {
   std::vector<std::uint8_t> bytes = uniform_bytes(n, rng);
   const auto hot = static_cast<std::uint8_t>(rng.next() >> 56);
   if (shape == "uniform") return bytes;
+  if (shape == "periodic") {
+    static constexpr std::array<std::size_t, 4> kPeriods{2, 3, 4, 8};
+    const std::size_t period = kPeriods[static_cast<std::size_t>(rng.integer(0, kPeriods.size() - 1))];
+    std::array<std::uint8_t, 8> pattern{};
+    for (std::size_t i = 0; i < period; ++i) pattern[i] = static_cast<std::uint8_t>(hot + 37 * i);  // distinct
+    for (std::size_t i = 0; i < n; ++i) bytes[i] = pattern[i % period];
+    return bytes;
+  }
   if (shape == "equal") {
     std::fill(bytes.begin(), bytes.end(), hot);
   } else if (shape == "skewed") {
@@ -90,7 +101,7 @@ std::vector<std::uint8_t> make_bytes(const Case& c, Rng& rng) {
     }
   } else {
     throw std::invalid_argument(
-        fmt::format("case '{}': unknown distribution '{}' (uniform, equal, skewed, text)", c.name, shape));
+        fmt::format("case '{}': unknown distribution '{}' (uniform, equal, skewed, text, periodic)", c.name, shape));
   }
   return bytes;
 }

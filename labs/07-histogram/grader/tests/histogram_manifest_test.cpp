@@ -38,7 +38,7 @@ TEST_CASE("the listed histogram cases use every distribution, and the random one
   std::set<std::string> listed, random;
   for (const auto& c : m.cases)
     (c.name.find("random") == std::string::npos ? listed : random).insert(c.params.value("distribution", "uniform"));
-  const std::set<std::string> all{"uniform", "equal", "skewed", "text"};
+  const std::set<std::string> all{"uniform", "equal", "skewed", "text", "periodic"};
   CHECK(listed == all);
   CHECK(random == all);
 }
