@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <span>
 
@@ -20,7 +21,13 @@ std::vector<std::uint32_t> make_keys(const Case& c, Rng& rng) {
   const std::string shape = c.params.value("distribution", "uniform");
   std::vector<std::uint32_t> keys(n);
   draw_each(rng, std::span(keys), [](Rng& r) { return static_cast<std::uint32_t>(r.next()); });
-  if (shape == "uniform") return keys;
+  if (shape == "uniform") {
+    // Keys are any 32-bit values, the padding's UINT_MAX and 0 among them (uniform keys almost never
+    // are): a kernel that tells padding from keys by value loses these.
+    for (int extreme = 0; extreme < 8 && n > 0; ++extreme)
+      keys[static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(n) - 1))] = extreme % 2 ? 0u : 0xFFFFFFFFu;
+    return keys;
+  }
   if (shape == "sorted") {
     reference::sort_all_cores(keys);
   } else if (shape == "reversed") {
@@ -31,8 +38,9 @@ std::vector<std::uint32_t> make_keys(const Case& c, Rng& rng) {
     for (auto& k : keys) k = high | (k & 0xFFFFu);
   } else if (shape == "equal") {
     std::fill(keys.begin(), keys.end(), keys.empty() ? 0 : keys[0]);
-  } else if (shape == "few") {
-    for (auto& k : keys) k %= 8;  // 8 distinct values, many ties
+  } else if (shape == "few") {  // 8 distinct values, many ties, from both ends: UINT_MAX is the padding
+    static constexpr std::array<std::uint32_t, 8> kFew{0, 1, 2, 3, 0xFFFFFFFCu, 0xFFFFFFFDu, 0xFFFFFFFEu, 0xFFFFFFFFu};
+    for (auto& k : keys) k = kFew[k % 8];
   } else if (shape == "sawtooth") {
     for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<std::uint32_t>(i % 1000);
   } else {
