@@ -56,7 +56,7 @@ TEST_CASE(
   run.labs = {lab};
   const std::string cpu = render_report(run, false);
   CHECK(cpu.find("CPU device: the speed of tiled is not graded here, the GPU grade decides") != std::string::npos);
-  CHECK(cpu.find("a race between them (a missing barrier, a plain += where an atomic belongs) cannot show") !=
+  CHECK(cpu.find("a race between them (a barrier left out, a plain += where an atomic belongs) cannot show") !=
         std::string::npos);
   run.labs[0].device["class"] = "gpu";
   CHECK(render_report(run, false).find("not graded") == std::string::npos);

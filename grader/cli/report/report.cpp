@@ -293,8 +293,8 @@ std::string render_report(const RunSummary& run, bool color) {
     if (const auto tasks = ungraded_speed(lab); !tasks.empty())
       out += fmt::format(
           "  CPU device: the speed of {} is not graded here, the GPU grade decides; its figures are for "
-          "information. A work-group's items run one after another here, so a race between them (a missing "
-          "barrier, a plain += where an atomic belongs) cannot show either\n",
+          "information. A work-group's items run one after another here, so a race between them (a barrier "
+          "left out, a plain += where an atomic belongs) cannot show either\n",
           fmt::join(tasks, ", "));
     if (!lab.pictures_dir.empty())
       out += fmt::format(
