@@ -87,7 +87,6 @@ backend_args=()
 seed_args=()
 [ -n "${SEED:-}" ] && seed_args+=(--seed "$SEED")
 
-# The copy of solutions/ that the checks build, and no cache of it yet.
 # The lab's slowest cases in a check's report, as JSON: where its time goes (issue 40), each case's
 # seconds split as the runner measured them (prepare_s, launches_s, checks_s; the rest is inputs
 # and the reference).
@@ -116,6 +115,7 @@ print("; ".join("{} ({}) {:.2f} s (inputs and reference {:.2f}, prepare {:.2f}, 
       c["watch_s"], c["buffers_s"]) for c in json.loads(sys.argv[1])[:3]))' "$1"
 }
 
+# The copy of solutions/ that the checks build, and no cache of it yet.
 copy="$work/bench-solutions"
 rm -rf "$copy" "$build"/students/bench-solutions-* && cp -a solutions "$copy"
 
