@@ -102,6 +102,16 @@ int log2_floor(std::int64_t x) {
   return e;
 }
 
+// Uniform in log space over [lo, hi]: sizes of every order of magnitude between the random cases'
+// largest and the timing size are equally likely.
+std::int64_t log_uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {
+  if (hi <= lo) return lo;
+  const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
+  const double x = std::exp(std::log(static_cast<double>(lo)) +
+                            u * (std::log(static_cast<double>(hi) + 1.0) - std::log(static_cast<double>(lo))));
+  return std::clamp(static_cast<std::int64_t>(x), lo, hi);
+}
+
 // A size of many blocks that one tile (not the largest) divides and twice that tile does not, for
 // each such tile as often as a multiple of every tile: the tile times an odd number (16 mod 32 for a
 // tile of 16), so a kernel right only where its larger tiles divide the size fails too, and not only
@@ -203,7 +213,74 @@ std::vector<Case> draw_batch(const RandomCases& r, int count, Rng& rng, bool hid
   return out;
 }
 
+// The exponents j whose residue class 2^j x an odd number every run reaches (j = 0: odd sizes), up to
+// twice the largest tile: a kernel wrong only where n mod 2^(j+1) = 2^j (the last element dropped
+// when n = 16 mod 32, a level skipped when n = 64 mod 512) is wrong for every such size, whichever
+// tiles the lab names. Only those with a multiple in [min, max].
+std::vector<int> residue_exponents(const RandomCases& r) {
+  std::vector<int> out;
+  if (r.power_of_two) return out;
+  for (int j = 0; j <= log2_floor(r.tiles.back()) + 1; ++j)
+    if (const std::int64_t power = std::int64_t{1} << j; power <= r.max && r.max / power >= (r.min + power - 1) / power)
+      out.push_back(j);
+  return out;
+}
+
+// 2^j times an odd number in [min, max], the odd factor uniform in log space: small sizes as likely as
+// large ones, so a run's dozen such cases stay cheap.
+std::int64_t odd_multiple_of_power(const RandomCases& r, int j, Rng& rng) {
+  const std::int64_t power = std::int64_t{1} << j;
+  const std::int64_t low = std::max<std::int64_t>(1, (r.min + power - 1) / power), high = r.max / power;
+  std::int64_t factor = log_uniform(rng, low, high);
+  if (factor % 2 == 0) factor += factor + 1 <= high ? 1 : -1;
+  if (factor < low || factor % 2 == 0) factor = low;  // [low, high] holds one even number only
+  return power * factor;
+}
+
+// The cases that give every residue exponent of `r` one size in every dimension (in a seeded order),
+// with the block's values in a seeded order. Visible: the contract's size classes are
+// no secret, and grading draws them from the same stream.
+std::vector<Case> residue_cases(const RandomCases& r, Rng& rng, int& number) {
+  std::vector<int> exponents = residue_exponents(r);
+  std::vector<Case> out;
+  if (exponents.empty()) return out;
+  for (std::size_t i = exponents.size(); i > 1; --i)
+    std::swap(exponents[i - 1], exponents[rng.integer(0, static_cast<std::int64_t>(i) - 1)]);
+  // Every dimension runs through every exponent, each from its own place in the order.
+  const std::size_t dims = r.dims.size(), count = exponents.size(), stride = std::max<std::size_t>(count / dims, 1);
+  std::vector<std::size_t> shift;  // per values list, where this block's values start
+  for (const auto& entry : r.values)
+    shift.push_back(static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(entry.second.size()) - 1)));
+  for (std::size_t i = 0; i < count; ++i) {
+    Case c;
+    c.tasks = r.tasks;
+    c.params = nlohmann::json::object();
+    std::vector<std::string> sizes, classes;
+    for (std::size_t d = 0; d < dims; ++d) {
+      const int j = exponents[(i + d * stride) % count];
+      const std::int64_t size = odd_multiple_of_power(r, j, rng);
+      c.params[r.dims[d]] = size;
+      sizes.push_back(std::to_string(size));
+      classes.push_back(j == 0 ? "odd" : fmt::format("{} x odd", std::int64_t{1} << j));
+    }
+    std::string name = fmt::format("random {}: {} ({})", ++number, fmt::join(sizes, "x"), fmt::join(classes, ", "));
+    for (std::size_t v = 0; v < r.values.size(); ++v) {
+      const auto& [key, options] = r.values[v];
+      const nlohmann::json& value = options[(shift[v] + i) % options.size()];
+      c.params[key] = value;
+      name += fmt::format(" {}={}", key, value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    c.name = std::move(name);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
+
+int RandomCases::residue_count() const {
+  return static_cast<int>(residue_exponents(*this).size());
+}
 
 std::vector<Case> draw_random_cases(const Manifest& manifest, std::uint64_t run_seed, bool hidden) {
   std::vector<Case> out;
@@ -216,6 +293,10 @@ std::vector<Case> draw_random_cases(const Manifest& manifest, std::uint64_t run_
     if (!hidden || r.hidden == 0) continue;
     Rng secret(derive_seed(run_seed, manifest.id, "random cases", fmt::format("block {} hidden", b)));
     for (auto& c : draw_batch(r, r.hidden, secret, true, hidden_number)) out.push_back(std::move(c));
+  }
+  for (std::size_t b = 0; b < manifest.random.size(); ++b) {
+    Rng residues(derive_seed(run_seed, manifest.id, "random cases", fmt::format("block {} residues", b)));
+    for (auto& c : residue_cases(manifest.random[b], residues, visible_number)) out.push_back(std::move(c));
   }
   return out;
 }
@@ -254,16 +335,6 @@ std::vector<LargeTarget> large_targets(const Manifest& m, const RandomCases& r, 
     if (!target.tasks.empty() && beyond) out.push_back(std::move(target));
   }
   return out;
-}
-
-// Uniform in log space over [lo, hi]: sizes of every order of magnitude between the random cases'
-// largest and the timing size are equally likely.
-std::int64_t log_uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {
-  if (hi <= lo) return lo;
-  const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
-  const double x = std::exp(std::log(static_cast<double>(lo)) +
-                            u * (std::log(static_cast<double>(hi) + 1.0) - std::log(static_cast<double>(lo))));
-  return std::clamp(static_cast<std::int64_t>(x), lo, hi);
 }
 
 enum class LargeRole { near_timing, multiple, near_power };

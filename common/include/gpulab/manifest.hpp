@@ -109,6 +109,9 @@ struct RandomCases {
   std::vector<Role> roles() const;
   // The fewest cases that cover every role, the square shape and every value.
   int fewest_cases() const;
+  // The cases each run adds after the blocks' draws so that, for every power of two up to twice the
+  // largest tile, some size is an odd multiple of it (none for power-of-two blocks).
+  int residue_count() const;
 };
 
 struct Manifest {
@@ -157,8 +160,10 @@ struct Manifest {
 Manifest without_hidden_cases(Manifest manifest);
 
 // The random cases of one run: `count` per [[random]] block, and with `hidden` also `hidden` more per
-// block, marked hidden. The same seed draws the same cases, named "random 3: 96x47x129 inputs=uniform"
-// (hidden ones "hidden random 3: ..."), so `SEED=` reproduces a run.
+// block, marked hidden; then each block's residue_count() cases, visible, whose sizes reach every
+// power of two's odd multiples ("random 9: 48x257 (16 x odd, odd)"). The same seed draws the same
+// cases, named "random 3: 96x47x129 inputs=uniform" (hidden ones "hidden random 3: ..."), so `SEED=`
+// reproduces a run.
 std::vector<Case> draw_random_cases(const Manifest& manifest, std::uint64_t run_seed, bool hidden);
 // The large and stress cases of one run on a device class (see RandomCases): for every block, for
 // each timing case of the class that times some of its tasks, three large cases (four with several
