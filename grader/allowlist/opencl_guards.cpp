@@ -1,5 +1,6 @@
-// Linked into every OpenCL student library (`-Wl,--wrap=clCreateBuffer,--wrap=clReleaseMemObject`,
-// grader/CMakeLists.txt): the student's calls reach these functions instead.
+// Linked into every OpenCL student library (`-Wl,--wrap=clCreateBuffer,--wrap=clReleaseMemObject`, and
+// the launch calls, grader/CMakeLists.txt): the student's calls reach these functions instead.
+// - clEnqueueNDRangeKernel, clEnqueueTask: counted for the runner (launch_guards.hpp).
 // - clCreateBuffer: a flag is not a symbol, so the allowlist cannot see CL_MEM_USE_HOST_PTR or
 //   CL_MEM_ALLOC_HOST_PTR; a buffer in host memory would let host code read a kernel's results
 //   without any read call. Such buffers are refused here, with why.
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "allocation_guards.hpp"
+#include "launch_guards.hpp"
 #include "gpulab/compare.hpp"
 #include "gpulab/student/opencl.hpp"
 
@@ -181,6 +183,26 @@ cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size
   }
   registry().add(buffer, {parent, size, guard});
   return buffer;
+}
+
+cl_int __real_clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
+                                     const size_t* global, const size_t* local, cl_uint waits, const cl_event* wait_list,
+                                     cl_event* event);
+cl_int __real_clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint waits, const cl_event* wait_list,
+                            cl_event* event);
+
+// Counted for the runner (launch_guards.hpp), passed on unchanged.
+cl_int __wrap_clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
+                                     const size_t* global, const size_t* local, cl_uint waits, const cl_event* wait_list,
+                                     cl_event* event) {
+  gpulab::launch_guards::count_launch();
+  return __real_clEnqueueNDRangeKernel(queue, kernel, dims, offset, global, local, waits, wait_list, event);
+}
+
+cl_int __wrap_clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint waits, const cl_event* wait_list,
+                            cl_event* event) {
+  gpulab::launch_guards::count_launch();
+  return __real_clEnqueueTask(queue, kernel, waits, wait_list, event);
 }
 
 cl_int __wrap_clReleaseMemObject(cl_mem memory) {

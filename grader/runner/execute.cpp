@@ -79,6 +79,12 @@ std::vector<std::pair<std::size_t, std::size_t>> chunks_to_compare(std::size_t s
 
 namespace {
 
+// The inputs and outputs are in host memory and the function returned without starting a kernel.
+constexpr const char* kNoKernel =
+    "your function returned without launching a kernel, so the results were computed on the host (or not at "
+    "all): the lab's work is done by a kernel on the device. Launch it (CUDA: kernel<<<blocks, threads>>>(...); "
+    "OpenCL: clEnqueueNDRangeKernel) on device buffers, and copy only its inputs and results";
+
 // "changed its input a: 3 of 1,024 elements differ, the first at index 17"; empty when unchanged.
 std::string describe_input_change(const Watched& w, const std::vector<std::uint8_t>& now) {
   const auto* before = static_cast<const std::uint8_t*>(w.original);
@@ -406,6 +412,7 @@ class CaseRun {
 
   bool launch_checked(int set, bool quick, const std::string& which) {
     if (!prepared(set, !which.empty())) return false;
+    const unsigned long kernels_before = student_kernel_launches();
     {
       const AddSeconds clock(result_.launches_s);
       if (ctx_.profiled) ctx_.device.begin_profiled_region();
@@ -413,6 +420,8 @@ class CaseRun {
       ctx_.device.synchronize();
       if (ctx_.profiled) ctx_.device.end_profiled_region();
     }
+    if (l_.kernel_required && l_.work > 0 && student_kernel_launches() == kernels_before)
+      return fail(kNoKernel, kNoKernel);
     const AddSeconds clock(result_.checks_s);
     return verify(set, quick, which);
   }
@@ -530,6 +539,10 @@ CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launc
 // a weak reference; exported from the runner (toolchain.json's link flags).
 extern "C" {
 __attribute__((visibility("default"))) volatile int gpulab_student_guards_off = 0;
+// Counted by the launch guards (every kernel launch call of student code), read around a launch.
+__attribute__((visibility("default"))) volatile unsigned long gpulab_student_kernel_launches = 0;
 }
 
 void gpulab::set_student_buffer_guards(bool on) { gpulab_student_guards_off = on ? 0 : 1; }
+
+unsigned long gpulab::student_kernel_launches() { return gpulab_student_kernel_launches; }

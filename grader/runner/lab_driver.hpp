@@ -228,6 +228,10 @@ struct Launchable {
   // The least a correct launch must do, for the speed of light: bytes read and written, flops.
   double least_bytes = 0;
   double flops = 0;
+  // Inputs and outputs in host memory (hello, streams): nothing else shows that the device computed
+  // the outputs, so a launch whose student code started no kernel (counted by the launch guards,
+  // grader/allowlist/*launch*) fails as a result computed on the host. Only where `work` > 0.
+  bool kernel_required = false;
 };
 
 CaseResult execute(const RunContext& ctx, const Case& c, const Launchable& launchable);
@@ -241,6 +245,8 @@ std::vector<std::pair<std::size_t, std::size_t>> chunks_to_compare(std::size_t s
 // Guard zones around the buffers student code allocates itself (cudaMalloc, clCreateBuffer): on,
 // except under the sanitizer, whose memcheck must see an access past the end of the allocation.
 void set_student_buffer_guards(bool on);
+// How many kernels student code has started in this process (the launch guards count them).
+unsigned long student_kernel_launches();
 
 // Median time in ms of one launch of `probe` on the device, after warm-up launches, each timed
 // launch after a cache flush: for calibrations.
