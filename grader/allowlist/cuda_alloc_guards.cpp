@@ -40,6 +40,22 @@ std::string damage_of(const Allocation& a) {
   return gpulab::guard_damage(front.data(), back.data(), kGuard, a.size, kPattern);
 }
 
+// Every live allocation's guards, for the runner after a launch's full check (allocation_guards.hpp).
+int live_buffers_damaged(char* out, unsigned long size) {
+  if (cudaDeviceSynchronize() != cudaSuccess) return 0;  // the runner reports the device's error itself
+  const auto restore = [](const Allocation& a) {
+    char* base = static_cast<char*>(a.base);
+    cudaMemset(base, kPattern, kGuard);
+    cudaMemset(base + kGuard + a.size, kPattern, kGuard);
+    cudaDeviceSynchronize();
+  };
+  return first_damage(registry(), damage_of, restore, "a buffer your code allocated with cudaMalloc and kept: ", out,
+                      size);
+}
+
+// Offered when the library is loaded: a buffer kept across calls (a static pointer) is never freed.
+[[maybe_unused]] const bool offered = (offer_live_check(live_buffers_damaged), true);
+
 }  // namespace
 
 extern "C" {

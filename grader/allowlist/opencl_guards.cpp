@@ -130,6 +130,19 @@ bool fill_guards(cl_mem parent, std::size_t size, std::size_t guard, const void*
   return ok;
 }
 
+// Both guard zones written with the pattern again, on a queue of our own.
+void restore_guards(const Guarded& g) {
+  cl_context context = nullptr;
+  clGetMemObjectInfo(g.parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
+  cl_int status = CL_SUCCESS;
+  cl_command_queue queue = own_queue(context, first_device(context), &status);
+  if (status != CL_SUCCESS) return;
+  const std::vector<unsigned char> pattern(g.guard, kPattern);
+  clEnqueueWriteBuffer(queue, g.parent, CL_TRUE, 0, g.guard, pattern.data(), 0, nullptr, nullptr);
+  clEnqueueWriteBuffer(queue, g.parent, CL_TRUE, g.guard + g.size, g.guard, pattern.data(), 0, nullptr, nullptr);
+  clReleaseCommandQueue(queue);
+}
+
 // Both guard zones, read on a queue of our own (the student's in-order queue finished the kernels
 // that wrote the buffer when their code read the results back).
 std::string damage_of(const Guarded& g) {
@@ -146,6 +159,15 @@ std::string damage_of(const Guarded& g) {
   clReleaseCommandQueue(queue);
   return read ? gpulab::guard_damage(front.data(), back.data(), g.guard, g.size, kPattern) : std::string{};
 }
+
+// Every live guarded buffer's guards, for the runner after a launch's full check
+// (allocation_guards.hpp): a buffer kept across calls (a static cl_mem) is never released.
+int live_buffers_damaged(char* out, unsigned long size) {
+  return first_damage(registry(), damage_of, restore_guards,
+                      "a buffer your code created with clCreateBuffer and kept: ", out, size);
+}
+
+[[maybe_unused]] const bool offered = (offer_live_check(live_buffers_damaged), true);
 
 }  // namespace
 

@@ -79,6 +79,11 @@ std::vector<std::pair<std::size_t, std::size_t>> chunks_to_compare(std::size_t s
 
 namespace {
 
+// After the guard damage of a buffer student code allocated and kept across calls.
+constexpr const char* kKeptBufferHint =
+    ". A kernel wrote past the end (or before the start) of a buffer your code allocated and still holds: check "
+    "the bounds test of every thread (if (i < n), not <=) and the size you allocated";
+
 // The inputs and outputs are in host memory and the function returned without starting a kernel.
 constexpr const char* kNoKernel =
     "your function returned without launching a kernel, so the results were computed on the host (or not at "
@@ -396,6 +401,11 @@ class CaseRun {
       problem = inspect_buffers(l_, set, quick ? &samples_rng_ : nullptr);
     }
     if (!problem.empty()) return fail(which + problem, which + problem, "buffer_violation");
+    if (!quick) {
+      const AddSeconds clock(result_.buffers_s);
+      if (const std::string kept = student_kept_buffer_damage(); !kept.empty())
+        return fail(which + kept, which + kept + kKeptBufferHint, "buffer_violation");
+    }
     if (quick && l_.exact_outputs) {
       bool same = true;
       for (const ExactOutput& o : l_.exact_outputs(set))
@@ -541,6 +551,14 @@ extern "C" {
 __attribute__((visibility("default"))) volatile int gpulab_student_guards_off = 0;
 // Counted by the launch guards (every kernel launch call of student code), read around a launch.
 __attribute__((visibility("default"))) volatile unsigned long gpulab_student_kernel_launches = 0;
+// Set by the guards when the student's library loads: their check of every buffer it keeps.
+__attribute__((visibility("default"))) int (*gpulab_student_live_buffers_damaged)(char* out, unsigned long size) =
+    nullptr;
+}
+
+std::string gpulab::student_kept_buffer_damage() {
+  char found[512] = {};
+  return gpulab_student_live_buffers_damaged && gpulab_student_live_buffers_damaged(found, sizeof found) ? found : "";
 }
 
 void gpulab::set_student_buffer_guards(bool on) { gpulab_student_guards_off = on ? 0 : 1; }

@@ -247,6 +247,8 @@ std::vector<std::pair<std::size_t, std::size_t>> chunks_to_compare(std::size_t s
 void set_student_buffer_guards(bool on);
 // How many kernels student code has started in this process (the launch guards count them).
 unsigned long student_kernel_launches();
+// The guard damage of a buffer student code allocated and still holds (kept across calls), or "".
+std::string student_kept_buffer_damage();
 
 // Median time in ms of one launch of `probe` on the device, after warm-up launches, each timed
 // launch after a cache flush: for calibrations.
