@@ -19,13 +19,20 @@ namespace {
 // are exact in any order up to 2^21), ones (none: every element is 1), all positive; signed (coarse
 // with a random sign each: still exact in any order, and a sum of magnitudes is wrong); or precision:
 // balanced, signs at random and fixed low mantissa bits, so that a sum of elements rounded to fewer
-// bits is off in one direction (reference::balanced_element).
+// bits is off in one direction (reference::balanced_element); or lowbit (small n): 7 random fraction
+// bits and a lone low bit, an exact sum that elements rounded to 8 to 23 - log2(n) bits miss
+// (reference::lowbit_element).
 std::vector<float> make_input(const Case& c, Rng& rng) {
   const auto n = static_cast<std::size_t>(case_int(c, "n"));
   const std::string distribution = c.params.value("distribution", "coarse");
   std::vector<float> values(n);
   if (distribution == "precision") {
     draw_each(rng, std::span(values), [](Rng& r) { return reference::balanced_element(r.next()); });
+    return values;
+  }
+  if (distribution == "lowbit") {
+    const int unit_bits = reference::lowbit_unit_bits(static_cast<std::int64_t>(n));
+    draw_each(rng, std::span(values), [unit_bits](Rng& r) { return reference::lowbit_element(r.next(), unit_bits); });
     return values;
   }
   std::uint32_t random_bits = 0;  // the mantissa's, and the sign's for signed
@@ -37,7 +44,7 @@ std::vector<float> make_input(const Case& c, Rng& rng) {
     random_bits = 0x80700000u;
   else if (distribution != "ones")
     throw std::invalid_argument(fmt::format(
-        "case '{}': unknown distribution '{}' (fine, coarse, signed, ones, precision)", c.name, distribution));
+        "case '{}': unknown distribution '{}' (fine, coarse, signed, ones, precision, lowbit)", c.name, distribution));
   draw_each(rng, std::span(values), [random_bits](Rng& r) {
     return std::bit_cast<float>(0x3F800000u | (static_cast<std::uint32_t>(r.next()) & random_bits));
   });

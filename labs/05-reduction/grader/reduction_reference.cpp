@@ -104,6 +104,17 @@ float balanced_element(std::uint64_t random_bits) {
   return std::bit_cast<float>((negative ? kSign : 0u) | kExponentOfOne | high | low);
 }
 
+int lowbit_unit_bits(std::int64_t n) {
+  if (n < 1 || n > kLowbitMaxN)
+    throw std::invalid_argument(fmt::format("lowbit inputs hold 1 to {} elements, not {}", kLowbitMaxN, n));
+  return 23 - static_cast<int>(std::bit_width(static_cast<std::uint64_t>(n - 1)));  // 23 - ceil(log2 n)
+}
+
+float lowbit_element(std::uint64_t random_bits, int unit_bits) {
+  const auto top = static_cast<std::uint32_t>(random_bits) & 0x007F0000u;  // fraction bits 2^-1 .. 2^-7
+  return std::bit_cast<float>(kExponentOfOne | top | 1u << (23 - unit_bits));
+}
+
 double sum_tolerance(const ExactSum& exact, Inputs inputs) {
   if (exact.sum_abs * std::ldexp(1.0, exact.unit_bits) <= std::ldexp(1.0, 24)) return 0.0;
   const double u = std::ldexp(1.0, -24);

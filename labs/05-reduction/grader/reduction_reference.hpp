@@ -70,6 +70,19 @@ enum class Inputs {
 // one nothing: an error that grows as n, against a tolerance that grows as sqrt(n).
 float balanced_element(std::uint64_t random_bits);
 
+// The distribution "lowbit", for small n (at most kLowbitMaxN): positive elements 1 + 7 random
+// fraction bits + one lone bit at 2^-U, U = lowbit_unit_bits(n) = 23 - ceil(log2 n), with zeros
+// between (1.0110101 000...0 1). The sum is below 2n <= 2^(24 - U) in units of 2^-U: exact in any
+// order (tolerance 0). Every element rounded to p significant bits, 8 <= p <= U, loses its lone bit:
+// whether truncated or rounded to nearest (the rest lies below half a unit of p bits; at p = U it is
+// a tie, which half-away rounds up and half-even down, every element alike), so the sum is off by
+// n * 2^-U, never 0. That covers half (11 bits), bfloat16 (8), and up to 17 bits at n = 64, 20 at n
+// = 8, all 23 at n = 1, where the balanced precision inputs cannot tell rounding to nearest at 12 to
+// 16 bits from a float sum's own rounding (one unit at random either way; see `balanced`).
+inline constexpr std::int64_t kLowbitMaxN = 4096;
+int lowbit_unit_bits(std::int64_t n);
+float lowbit_element(std::uint64_t random_bits, int unit_bits);
+
 // How far a float sum of the contract may be from the exact sum, where u = 2^-24 and lambda = 9:
 // - 0 when every partial sum is a float: all elements are multiples of 2^-unit_bits and
 //   sum_abs * 2^unit_bits <= 2^24, so every addition, in any order, is exact;

@@ -24,7 +24,7 @@ constexpr std::size_t kCheckAllUpTo = 4096, kFirstSample = 1024, kQuickSample = 
 
 // Timed launches see the bodies with every word XORed with a mask of mantissa bits, new before
 // every launch: each coordinate and mass stays in its binade and keeps its sign (masses stay in
-// [0.5, 1), the cloud keeps its shape), but every position moves, so no acceleration computed for an
+// [0.5, 1), a mass of 0 becomes subnormal, the cloud keeps its shape), but every position moves, so no acceleration computed for an
 // earlier launch is right again, and none can be corrected for the mask.
 constexpr std::uint32_t kMantissa = 0x007FFFFFu;
 

@@ -281,18 +281,29 @@ std::vector<std::size_t> nbody_sample(Rng& rng, std::size_t n, std::size_t count
 
 std::vector<float> nbody_inputs(Rng& rng, std::size_t n, std::string_view distribution) {
   std::vector<float> bodies(n * kBodyFloats);
-  if (distribution == "cube" || distribution == "signed") {
+  if (distribution == "cube" || distribution == "signed" || distribution == "wide") {
     draw_each(rng, std::span(bodies), [](Rng& r) { return r.uniform(-1.0f, 1.0f); });
   } else if (distribution == "plummer") {
     for (std::size_t i = 0; i < n; ++i) plummer_point(rng, 0.1f, 2.0f, &bodies[i * kBodyFloats]);
   } else {
     throw std::invalid_argument("unknown nbody distribution '" + std::string(distribution) +
-                                "': use \"cube\", \"plummer\" or \"signed\" in the case");
+                                "': use \"cube\", \"plummer\", \"wide\" or \"signed\" in the case");
   }
+  if (distribution == "wide")  // a quarter of the bodies far out: in a random direction, 4 to 4096 away
+    for (std::size_t i = 0; i < n; ++i) {
+      if (rng.next() % kWideOneIn != 0) continue;
+      const double radius = std::exp2(rng.uniform(kWideLog2Near, kWideLog2Far));
+      const double z = rng.uniform(-1.0f, 1.0f), phi = rng.uniform(0.0f, 2.0f * std::numbers::pi_v<float>);
+      const double ring = std::sqrt(std::max(0.0, 1.0 - z * z));
+      bodies[i * kBodyFloats] = static_cast<float>(radius * ring * std::cos(phi));
+      bodies[i * kBodyFloats + 1] = static_cast<float>(radius * ring * std::sin(phi));
+      bodies[i * kBodyFloats + 2] = static_cast<float>(radius * z);
+    }
   const bool signed_masses = distribution == "signed";
   for (std::size_t i = 0; i < n; ++i) {
     const float mass = rng.uniform(0.5f, 1.0f);
-    bodies[i * kBodyFloats + 3] = signed_masses && (rng.next() & 1) ? -mass : mass;
+    const std::uint64_t bits = rng.next();
+    bodies[i * kBodyFloats + 3] = bits % kMasslessOneIn == 0 ? 0.0f : signed_masses && (bits >> 32 & 1) ? -mass : mass;
   }
   return bodies;
 }

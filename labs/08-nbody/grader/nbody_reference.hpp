@@ -81,15 +81,25 @@ Comparison nbody_check(std::span<const float> bodies, float softening2, std::spa
 inline constexpr std::size_t kBoundaryTile = 256, kQuickBoundaries = 16;
 std::vector<std::size_t> nbody_sample(Rng& rng, std::size_t n, std::size_t count, bool boundaries);
 
-// The bodies of a case (its `distribution` parameter), masses uniform in [0.5, 1):
+// The bodies of a case (its `distribution` parameter), masses uniform in [0.5, 1) but for one body in
+// kMasslessOneIn at random, of mass 0: a test particle, pulled but pulling nothing (the formula holds
+// for any mass; a(i) does not depend on m_i, so a kernel that computes a force and divides it by the
+// body's own mass gets 0 / 0 there):
 // - "cube": positions uniform in [-1, 1)^3;
 // - "plummer": a Plummer sphere of scale radius 0.1 (a dense core and a sparse halo, cut off at
 //   radius 2), so near neighbours are much closer than in the cube and their terms dominate;
+// - "wide": the cube, but one body in kWideOneIn at random far out, in a random direction at a
+//   distance from the centre log-uniform in [2^kWideLog2Near, 2^kWideLog2Far) = [4, 4096): such a
+//   body is pulled only by bodies farther than 3 from it, and the cube's bodies feel them as a pull of
+//   some 10^-4 of their own (well above the bound), so a kernel that leaves out the pairs beyond any
+//   cutoff below about 4,000 is wrong there;
 // - "signed": the cube with masses of either sign, +-[0.5, 1) (the kernel computes electrostatics
 //   with charges as well). The pull of the whole cloud cancels, so each acceleration is a random
 //   walk of its terms, of size sqrt(sum t_j^2) instead of n: the bound is as small as the sum's own
 //   rounding allows, and a reciprocal square root of 12 bits fails even at 2^18 bodies.
 // Anything else throws std::invalid_argument naming the kinds.
+inline constexpr std::uint64_t kMasslessOneIn = 16, kWideOneIn = 4;
+inline constexpr float kWideLog2Near = 2, kWideLog2Far = 12;
 std::vector<float> nbody_inputs(Rng& rng, std::size_t n, std::string_view distribution);
 
 // The CPU versions a GPU kernel is compared with: the plain double loop in float on one core, as in

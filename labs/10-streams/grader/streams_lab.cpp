@@ -15,12 +15,10 @@
 namespace gpulab {
 namespace {
 
-// Inputs, shifts and keys are multiples of 1/8 up to 2^12 in magnitude, scales multiples of 1/4 up
-// to 16: a * x + b + key is exact in a float (streams_reference.hpp), so a fused multiply-add and a
-// multiply followed by an add give the same bits on every device.
-float draw_input(Rng& rng) {
-  return static_cast<float>(rng.integer(-reference::kEighthsMax, reference::kEighthsMax)) / 8.0f;
-}
+// Inputs with full significands, scales that are powers of two, shifts and keys multiples of 1/8
+// (streams_reference.hpp): a * x is exact, so a fused multiply-add and a multiply followed by an add
+// give the same bits on every device, and a kernel that reads its inputs in fewer bits is wrong.
+float draw_input(Rng& rng) { return reference::draw_input(rng); }
 
 // What a launch computes. The function receives a and b; the key only reaches its kernel (see
 // StreamFunction::set_key), so only a kernel can produce the result. Each input set's contents
@@ -31,10 +29,9 @@ struct Operation {
 };
 
 Operation draw_operation(Rng& rng) {
-  const float sign = rng.integer(0, 1) ? 1.0f : -1.0f;
-  const float a = sign * static_cast<float>(rng.integer(1, reference::kQuartersMax)) / 4.0f;
-  const float b = draw_input(rng);
-  float key = draw_input(rng);
+  const float a = reference::draw_scale(rng);
+  const float b = reference::draw_eighths(rng);
+  float key = reference::draw_eighths(rng);
   if (key == 0) key = 0.125f;  // a zero key could not tell a kernel's result from the host's
   return {a, b, key};
 }

@@ -1,10 +1,28 @@
 #include "streams_reference.hpp"
 
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "gpulab/parallel.hpp"
 
 namespace gpulab::reference {
+
+float draw_input(Rng& rng) {
+  const std::uint64_t bits = rng.next();
+  const auto mantissa = static_cast<std::uint32_t>(bits) & 0x007FFFFFu, sign = static_cast<std::uint32_t>(bits >> 63);
+  const auto exponent = static_cast<int>((bits >> 32) % (kInputLog2Max - kInputLog2Min)) + kInputLog2Min;
+  return std::bit_cast<float>(sign << 31 | static_cast<std::uint32_t>(127 + exponent) << 23 | mantissa);
+}
+
+float draw_eighths(Rng& rng) { return static_cast<float>(rng.integer(-kEighthsMax, kEighthsMax)) / 8.0f; }
+
+float draw_scale(Rng& rng) {
+  const std::uint64_t bits = rng.next();
+  const auto k = static_cast<int>((bits >> 1) % (kScaleLog2Max - kScaleLog2Min + 1)) + kScaleLog2Min;
+  return std::ldexp(bits & 1 ? 1.0f : -1.0f, k);
+}
 
 void scale_shift(std::span<const float> in, float a, float b, float key, std::span<float> out) {
   if (in.size() != out.size()) throw std::invalid_argument("scale_shift: input and output differ in length");

@@ -21,6 +21,7 @@ reference::ExactSum worst_case(std::int64_t n, const std::string& distribution) 
   if (distribution == "fine") worst = {n, 2.0 * size, 2.0 * size, 4.0 * size, 23};
   if (distribution == "coarse" || distribution == "signed") worst = {n, 1.875 * size, 1.875 * size, 3.75 * size, 3};
   if (distribution == "ones") worst = {n, size, size, size, 0};
+  if (distribution == "lowbit") worst = {n, 2.0 * size, 2.0 * size, 4.0 * size, reference::lowbit_unit_bits(n)};
   // Balanced: magnitudes below 2, a sum four standard deviations from 0.
   if (distribution == "precision") worst = {n, 4 * 1.53 * std::sqrt(size), 2.0 * size, 4.0 * size, 23};
   return worst;
@@ -44,7 +45,7 @@ TEST_CASE("in every correctness case of the reduction lab, listed, hidden or ran
       const reference::ExactSum worst = worst_case(n, distribution);
       REQUIRE(worst.sum_abs > 0);
       CHECK(reference::sum_tolerance(worst, inputs_of(distribution)) < 1.0);  // every element is at least 1
-      if (distribution == "coarse" || distribution == "signed" || distribution == "ones")
+      if (distribution == "coarse" || distribution == "signed" || distribution == "ones" || distribution == "lowbit")
         CHECK(reference::sum_tolerance(worst, inputs_of(distribution)) == 0.0);
       ++checked;
     }

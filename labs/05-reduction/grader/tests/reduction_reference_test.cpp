@@ -159,3 +159,45 @@ TEST_CASE("the CPU sums in double agree on one core and on all cores") {
   CHECK(std::fabs(one - exact) <= 1e-6 * exact);
   CHECK(std::fabs(all - exact) <= 1e-6 * exact);
 }
+
+TEST_CASE("lowbit inputs sum exactly in float, and elements rounded to 8 up to U bits, any way, miss the sum") {
+  // Rounds a float in [1, 2) to `bits` significant bits: truncated, to nearest with ties away from
+  // zero (adding half a unit, as in integer code), or to nearest even.
+  enum class Rounding { truncate, half_away, half_even };
+  auto rounded = [](float x, int bits, Rounding mode) {
+    const std::uint32_t drop = 24 - bits, word = std::bit_cast<std::uint32_t>(x), unit = 1u << drop;
+    const std::uint32_t rest = word & (unit - 1), kept = word & ~(unit - 1);
+    if (mode == Rounding::truncate) return std::bit_cast<float>(kept);
+    const bool up = rest > unit / 2 || (rest == unit / 2 && (mode == Rounding::half_away || (kept & unit)));
+    return std::bit_cast<float>(up ? kept + unit : kept);
+  };
+  for (const std::int64_t n : {1, 2, 7, 64, 100, 1000, 4096}) {
+    CAPTURE(n);
+    const int unit_bits = reference::lowbit_unit_bits(n);
+    Rng rng(static_cast<std::uint64_t>(n));
+    std::vector<float> values(static_cast<std::size_t>(n));
+    for (auto& v : values) v = reference::lowbit_element(rng.next(), unit_bits);
+    const reference::ExactSum exact = reference::exact_sum(reference::count_mantissa_bits(values));
+    CHECK(exact.unit_bits == unit_bits);
+    CHECK(reference::sum_tolerance(exact, reference::Inputs::any) == 0.0);
+    float forward = 0, backward = 0;  // any order is exact
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      forward += values[i];
+      backward += values[values.size() - 1 - i];
+    }
+    CHECK(forward == exact.sum);
+    CHECK(backward == exact.sum);
+    for (int bits = 8; bits <= unit_bits; ++bits)
+      for (const Rounding mode : {Rounding::truncate, Rounding::half_away, Rounding::half_even}) {
+        CAPTURE(bits);
+        CAPTURE(static_cast<int>(mode));
+        long double sum = 0;
+        for (float v : values) sum += rounded(v, bits, mode);
+        CHECK(std::fabs(sum - exact.sum) == static_cast<long double>(n) * std::ldexp(1.0L, -unit_bits));
+      }
+  }
+  CHECK(reference::lowbit_unit_bits(64) == 17);
+  CHECK(reference::lowbit_unit_bits(7) == 20);
+  CHECK(reference::lowbit_unit_bits(1) == 23);
+  CHECK_THROWS(reference::lowbit_unit_bits(4097));
+}

@@ -21,7 +21,7 @@ TEST_CASE("every nbody case, listed or random, has a positive softening and a kn
     (drawn ? random : listed).insert(c.params.value("distribution", "cube"));
     if (drawn) random_softenings.insert(c.params.at("softening2").get<double>());
   }
-  const std::set<std::string> all{"cube", "plummer"};
+  const std::set<std::string> all{"cube", "plummer", "wide"};
   CHECK(listed == all);
   CHECK(random == all);
   CHECK(random_softenings.size() == 2);

@@ -53,6 +53,8 @@ struct FloatKernel {
   float (*rsqrt)(float) = float_rsqrt;
   bool reversed = false;
   int position_bits = 0;
+  float cutoff2 = 0;          // when not 0, pairs whose squared distance exceeds it are left out
+  bool by_own_mass = false;  // the force m_i m_j / d^3, then divided by m_i
 
   std::vector<float> run(const std::vector<float>& exact) const {
     const std::size_t n = exact.size() / 4;
@@ -66,10 +68,13 @@ struct FloatKernel {
         if (static_cast<long>(j) == dropped) continue;
         float d[3];
         for (int c = 0; c < 3; ++c) d[c] = b[4 * j + c] - b[4 * i + c];
-        float inv = rsqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + softening2);
+        const float d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        if (cutoff2 > 0 && d2 > cutoff2) continue;
+        float inv = rsqrt(d2 + softening2);
         for (int u = 0; u < ulps; ++u) inv = std::nextafter(inv, 2 * inv);
         if (bits > 0) inv = round_to_bits(inv, bits);
-        const float s = b[4 * j + 3] * inv * inv * inv;
+        const float s = by_own_mass ? b[4 * i + 3] * b[4 * j + 3] * inv * inv * inv / b[4 * i + 3]
+                                    : b[4 * j + 3] * inv * inv * inv;
         for (int c = 0; c < 3; ++c) a[c] += d[c] * s;
       }
       std::copy(a, a + 3, &accel[4 * i]);
@@ -127,6 +132,44 @@ TEST_CASE("the CPU float versions pass the check on cube and Plummer bodies, wit
       CHECK(reference::nbody_check(b, softening2, one, every_body(700)).ok());
       CHECK(reference::nbody_check(b, softening2, all, every_body(700)).ok());
     }
+}
+
+TEST_CASE("wide bodies: the float versions pass, and leaving out pairs beyond a cutoff fails, up to 1,000 apart") {
+  for (float softening2 : {0.01f, 1e-4f})
+    for (std::size_t n : {200, 700}) {
+      CAPTURE(softening2);
+      CAPTURE(n);
+      const auto b = bodies("wide", n);
+      std::vector<float> one(b.size());
+      reference::nbody_one_core(b, one, softening2);
+      CHECK(reference::nbody_check(b, softening2, one, every_body(n)).ok());
+      CHECK(reference::nbody_check(b, softening2, FloatKernel{softening2, -1, 4}.run(b), every_body(n)).ok());
+      for (float cutoff : {4.0f, 16.0f, 100.0f, 1000.0f}) {
+        CAPTURE(cutoff);
+        FloatKernel near{softening2};
+        near.cutoff2 = cutoff * cutoff;
+        const auto cmp = reference::nbody_check(b, softening2, near.run(b), every_body(n));
+        CHECK_FALSE(cmp.ok());
+        if (cutoff == 4.0f) CHECK(cmp.wrong_rows.size() >= n / 2);  // the cube's bodies too
+      }
+    }
+}
+
+TEST_CASE("every distribution has bodies of mass 0, and a force divided by the body's own mass fails there") {
+  for (const char* distribution : {"cube", "plummer", "wide", "signed"}) {
+    CAPTURE(distribution);
+    const std::size_t n = 300;
+    const auto b = bodies(distribution, n);
+    std::size_t massless = 0;
+    for (std::size_t i = 0; i < n; ++i) massless += b[4 * i + 3] == 0.0f;
+    CHECK(massless >= n / 32);
+    CHECK(massless <= n / 8);
+    FloatKernel force;
+    force.by_own_mass = true;
+    const auto cmp = reference::nbody_check(b, 0.01f, force.run(b), every_body(n));
+    CHECK_FALSE(cmp.ok());
+    CHECK(cmp.wrong_rows.size() >= massless);
+  }
 }
 
 TEST_CASE(
@@ -309,30 +352,43 @@ TEST_CASE("a full sample holds the first and last body of every tile of 256 and 
 }
 
 TEST_CASE(
-    "nbody inputs: masses from 0.5 to below 1, a cube of side 2, a Plummer sphere with half its bodies near the "
-    "centre, signed masses half of them negative") {
+    "nbody inputs: masses from 0.5 to below 1 or one in 16 of them 0, a cube of side 2, a Plummer sphere with half its "
+    "bodies near the centre, a wide cloud with a quarter of them 4 to 4096 out, signed masses half of them negative") {
   const std::size_t n = 20000;
-  const auto cube = bodies("cube", n), plummer = bodies("plummer", n);
-  std::size_t inner = 0;
+  const auto cube = bodies("cube", n), plummer = bodies("plummer", n), wide = bodies("wide", n);
+  std::size_t inner = 0, massless = 0, far = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    for (const auto* b : {&cube, &plummer}) {
-      CHECK((*b)[4 * i + 3] >= 0.5f);
-      CHECK((*b)[4 * i + 3] < 1.0f);
+    for (const auto* b : {&cube, &plummer, &wide}) {
+      const float m = (*b)[4 * i + 3];
+      massless += m == 0.0f;
+      CHECK((m == 0.0f || m >= 0.5f));
+      CHECK(m < 1.0f);
     }
     for (int c = 0; c < 3; ++c) CHECK(std::fabs(cube[4 * i + c]) <= 1.0f);
     const double r = std::hypot(plummer[4 * i], plummer[4 * i + 1], plummer[4 * i + 2]);
     CHECK(r <= 2.0 + 1e-6);
     inner += r < 0.1305;  // the half-mass radius of a Plummer sphere of scale 0.1
+    const double out = std::hypot(wide[4 * i], wide[4 * i + 1], wide[4 * i + 2]);
+    if (out > std::sqrt(3.0) + 1e-6) {
+      CHECK(out >= 4.0 * (1 - 1e-6));
+      CHECK(out <= 4096.0 * (1 + 1e-6));
+      ++far;
+    }
   }
   CHECK(inner == doctest::Approx(n / 2.0).epsilon(0.05));
+  CHECK(massless == doctest::Approx(3 * n / 16.0).epsilon(0.1));
+  CHECK(far == doctest::Approx(n / 4.0).epsilon(0.05));
   const auto charged = bodies("signed", n);
-  std::size_t negative = 0;
+  std::size_t negative = 0, charged_massless = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    CHECK(std::fabs(charged[4 * i + 3]) >= 0.5f);
-    CHECK(std::fabs(charged[4 * i + 3]) < 1.0f);
-    negative += charged[4 * i + 3] < 0;
+    const float m = charged[4 * i + 3];
+    charged_massless += m == 0.0f;
+    CHECK((m == 0.0f || std::fabs(m) >= 0.5f));
+    CHECK(std::fabs(m) < 1.0f);
+    negative += m < 0;
   }
-  CHECK(negative == doctest::Approx(n / 2.0).epsilon(0.05));
+  CHECK(charged_massless == doctest::Approx(n / 16.0).epsilon(0.1));
+  CHECK(negative == doctest::Approx(n * 15 / 32.0).epsilon(0.05));
   Rng rng(1);
   CHECK_THROWS_WITH_AS(reference::nbody_inputs(rng, 4, "sphere"), doctest::Contains("signed"), std::invalid_argument);
 }

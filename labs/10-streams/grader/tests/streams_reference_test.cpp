@@ -1,7 +1,9 @@
 // Lab streams' CPU reference and the exactness its inputs are drawn for.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "gpulab/random.hpp"
@@ -21,23 +23,50 @@ TEST_CASE("the streams reference computes a * x + b + key for every element and 
 TEST_CASE("over the ranges the streams driver draws from, a fused multiply-add and a multiply then an add agree") {
   // The extremes of every range, then random draws: a device that fuses and one that does not must
   // produce the reference's bits, or the exact comparison would fail correct kernels.
-  const float x_max = reference::kEighthsMax / 8.0f, a_max = reference::kQuartersMax / 4.0f;
-  std::vector<float> xs{x_max, -x_max, 0.125f, -0.125f, x_max - 0.125f};
-  std::vector<float> as{a_max, -a_max, 0.25f, -0.25f, a_max - 0.25f};
+  const float x_low = std::ldexp(1.0f, reference::kInputLog2Min),
+              x_high = std::nextafter(std::ldexp(1.0f, reference::kInputLog2Max), 0.0f),
+              shift_max = reference::kEighthsMax / 8.0f;
+  std::vector<float> xs{x_low, -x_low, x_high, -x_high, std::nextafter(x_low, 1.0f)};
+  std::vector<float> as{std::ldexp(1.0f, reference::kScaleLog2Min), -std::ldexp(1.0f, reference::kScaleLog2Max)};
+  std::vector<float> shifts{shift_max, -shift_max, 0.125f, -0.125f, 0.0f};
   Rng rng(20261124);
-  for (int i = 0; i < 1000; ++i) {
-    xs.push_back(static_cast<float>(rng.integer(-reference::kEighthsMax, reference::kEighthsMax)) / 8.0f);
-    as.push_back(static_cast<float>(rng.integer(1, reference::kQuartersMax)) / 4.0f * (i % 2 ? 1.0f : -1.0f));
+  for (int i = 0; i < 300; ++i) {
+    xs.push_back(reference::draw_input(rng));
+    as.push_back(reference::draw_scale(rng));
+    shifts.push_back(reference::draw_eighths(rng));
   }
   int disagreements = 0;
-  for (const float x : xs)
+  for (std::size_t i = 0; i < xs.size(); ++i)
     for (const float a : as)
-      for (const float b : {x_max, -x_max, 0.125f, xs[static_cast<std::size_t>(std::fabs(a) * 8) % xs.size()]})
-        for (const float key : {x_max, -x_max, -0.125f, xs[static_cast<std::size_t>(std::fabs(b) * 8) % xs.size()]}) {
-          const volatile float product = a * x;  // rounded to float on its own: no fusing
-          const volatile float separate_sum = product + b;
-          const float separate = separate_sum + key, fused = std::fma(a, x, b) + key;
-          disagreements += separate != fused || reference::scale_shift(x, a, b, key) != fused;
-        }
+      for (std::size_t k = 0; k < 8; ++k) {
+        const float x = xs[i], b = shifts[(i + k) % shifts.size()], key = shifts[(3 * i + 7 * k + 1) % shifts.size()];
+        const volatile float product = a * x;  // rounded to float on its own: no fusing
+        const volatile float separate_sum = product + b;
+        const float separate = separate_sum + key, fused = std::fma(a, x, b) + key;
+        disagreements += separate != fused || reference::scale_shift(x, a, b, key) != fused;
+      }
   CHECK(disagreements == 0);
+}
+
+TEST_CASE("the streams inputs have full significands: inputs read in 16 bits, rounded or truncated, are wrong") {
+  Rng rng(7);
+  int truncated_wrong = 0, rounded_wrong = 0, full = 0;
+  const int count = 10000;
+  for (int i = 0; i < count; ++i) {
+    const float x = reference::draw_input(rng), a = reference::draw_scale(rng), b = reference::draw_eighths(rng),
+                key = reference::draw_eighths(rng);
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+    full += (bits & 0xFFu) != 0;
+    const float truncated = std::bit_cast<float>(bits & 0xFFFFFF00u),
+                rounded = std::bit_cast<float>((bits + 0x80u) & 0xFFFFFF00u);
+    const float right = reference::scale_shift(x, a, b, key);
+    truncated_wrong += reference::scale_shift(truncated, a, b, key) != right;
+    rounded_wrong += reference::scale_shift(rounded, a, b, key) != right;
+    CHECK(std::fabs(x) >= std::ldexp(1.0f, reference::kInputLog2Min));
+    CHECK(std::fabs(x) < std::ldexp(1.0f, reference::kInputLog2Max));
+    CHECK(std::fabs(a * x) >= std::ldexp(1.0f, reference::kInputLog2Min + reference::kScaleLog2Min));
+  }
+  CHECK(full > count * 9 / 10);
+  CHECK(truncated_wrong > count / 4);
+  CHECK(rounded_wrong > count / 4);
 }
