@@ -247,8 +247,8 @@ class MatmulDriver final : public LabDriver {
     const std::string inputs = c.params.value("inputs", "uniform");
     auto made = std::make_shared<CaseInputs>();
     made->case_name = c.name;
-    made->a = random_matrix(rng, static_cast<std::size_t>(s.m) * s.k, inputs);
-    made->b = random_matrix(rng, static_cast<std::size_t>(s.k) * s.n, inputs);
+    made->a = reference::matmul_inputs(rng, s.m, s.k, inputs, reference::MatmulOperand::a);
+    made->b = reference::matmul_inputs(rng, s.k, s.n, inputs, reference::MatmulOperand::b);
     if (!large(s)) made->check = reference::matmul_check(made->a, made->b, s.m, s.n, s.k);
     if (c.timing) timing_inputs_ = made;
     return made;

@@ -55,10 +55,26 @@ std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view i
       return std::bit_cast<float>((126u << 23) | (static_cast<std::uint32_t>(r.integer(0, 127)) << 16) |
                                   kNoCancelLowBits);
     });
+  } else if (inputs == "scaled") {
+    throw std::invalid_argument("matmul inputs \"scaled\" need the operand's shape");
   } else {
     throw std::invalid_argument("unknown matmul inputs '" + std::string(inputs) +
-                                "': use \"uniform\" or \"no-cancel\" in the case");
+                                "': use \"uniform\", \"no-cancel\" or \"scaled\" in the case");
   }
+  return out;
+}
+
+std::vector<float> matmul_inputs(Rng& rng, std::size_t rows, std::size_t cols, std::string_view inputs, MatmulOperand of) {
+  if (inputs != "scaled") return matmul_inputs(rng, rows * cols, inputs);
+  // One exponent per row of A, per column of B: element (i, j) of C is 2^(s_i + t_j) times a sum of
+  // uniform products, its bound the same multiple of theirs.
+  std::vector<int> exponent(of == MatmulOperand::a ? rows : cols);
+  for (int& e : exponent) e = static_cast<int>(rng.integer(0, 2 * kScaledExponent)) - kScaledExponent;
+  std::vector<float> out = matmul_inputs(rng, rows * cols, "uniform");
+  parallel_ranges(out.size(), [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i)
+      out[i] = std::ldexp(out[i], exponent[of == MatmulOperand::a ? i / cols : i % cols]);
+  });
   return out;
 }
 

@@ -36,8 +36,16 @@ MatmulCheck matmul_check(std::span<const float> a, std::span<const float> b, std
 // kNoCancelLowBits in the low 16. Rounded to any shorter format (bfloat16, half, TF32) every such
 // value moves the same way by about a third of that format's unit, so the errors of a kernel that
 // rounds its inputs add up over k instead of cancelling; and positive products leave a dropped term
-// nowhere to hide. Anything else throws std::invalid_argument naming the two kinds.
+// nowhere to hide. Or "scaled": uniform in [-1, 1) times a power of two from 2^-32 to 2^32 drawn
+// for every row of A and every column of B (`rows` x `cols`, row-major; `of` says which), so the
+// elements of C range from about 2^-64 to 2^64 times their uniform size, each against a bound of its
+// own size: a kernel that only holds for values near 1 (clamped, saturated or scaled inputs, a fixed
+// epsilon) fails. Anything else throws std::invalid_argument naming the three kinds.
 inline constexpr std::uint32_t kNoCancelLowBits = 0x5555;
+inline constexpr int kScaledExponent = 32;
+enum class MatmulOperand { a, b };
+std::vector<float> matmul_inputs(Rng& rng, std::size_t rows, std::size_t cols, std::string_view inputs, MatmulOperand of);
+// The same for "uniform" and "no-cancel", which do not depend on the shape ("scaled" throws).
 std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view inputs);
 
 // The same check for the elements of C at rows[r], cols[q] only: expected and bound of element

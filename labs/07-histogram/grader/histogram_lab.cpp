@@ -74,7 +74,10 @@ std::vector<std::uint8_t> text_bytes(std::size_t n, Rng& rng) {
 // (bin `hot` takes about a quarter of the bytes, its neighbours in XOR most of the rest), text, or
 // periodic: a pattern of 2, 3, 4 or 8 distinct random bytes repeated (pixels of one colour, say), so
 // that words and vectors repeat while the bytes within them differ: a kernel that counts a run of
-// equal words as one byte repeated fails.
+// equal words as one byte repeated fails. The hot byte (the equal byte, the skewed peak, the
+// pattern's first) is the case's `hot` where it names one, else drawn: 0x00 a quarter of the time,
+// 0xFF a quarter, any byte otherwise, so the extremes (zero words, all-ones words: what a kernel
+// might take for padding or a sentinel) come up in every distribution.
 std::vector<std::uint8_t> make_bytes(const Case& c, Rng& rng) {
   const std::int64_t count = case_int(c, "n");
   if (count < 1) throw std::invalid_argument(fmt::format("case '{}': n must be >= 1", c.name));
@@ -82,7 +85,13 @@ std::vector<std::uint8_t> make_bytes(const Case& c, Rng& rng) {
   const std::string shape = c.params.value("distribution", "uniform");
   if (shape == "text") return text_bytes(n, rng);
   std::vector<std::uint8_t> bytes = uniform_bytes(n, rng);
-  const auto hot = static_cast<std::uint8_t>(rng.next() >> 56);
+  const std::uint64_t draw = rng.next();
+  std::uint8_t hot = (draw & 3) == 0 ? 0x00 : (draw & 3) == 1 ? 0xFF : static_cast<std::uint8_t>(draw >> 56);
+  if (c.params.contains("hot")) {
+    const std::int64_t named = case_int(c, "hot");
+    if (named < 0 || named > 255) throw std::invalid_argument(fmt::format("case '{}': hot must be a byte, 0..255", c.name));
+    hot = static_cast<std::uint8_t>(named);
+  }
   if (shape == "uniform") return bytes;
   if (shape == "periodic") {
     static constexpr std::array<std::size_t, 4> kPeriods{2, 3, 4, 8};

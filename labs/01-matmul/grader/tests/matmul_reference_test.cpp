@@ -135,5 +135,38 @@ TEST_CASE(
   const auto y = reference::matmul_inputs(rng, 1000, "uniform");
   CHECK(std::any_of(y.begin(), y.end(), [](float v) { return v < 0; }));
   CHECK_THROWS_WITH(reference::matmul_inputs(rng, 1, "gaussian"),
-                    doctest::Contains("use \"uniform\" or \"no-cancel\""));
+                    doctest::Contains("use \"uniform\", \"no-cancel\" or \"scaled\""));
+}
+
+TEST_CASE("scaled matmul inputs scale each row of A and each column of B by its own power of two") {
+  Rng rng(12);
+  const std::size_t rows = 200, cols = 300;
+  const auto a = reference::matmul_inputs(rng, rows, cols, "scaled", reference::MatmulOperand::a);
+  const auto b = reference::matmul_inputs(rng, rows, cols, "scaled", reference::MatmulOperand::b);
+  const float top = std::ldexp(1.0f, reference::kScaledExponent);
+  auto exponent_range = [](float lo, float hi) { return std::ilogb(hi) - std::ilogb(lo); };
+  int spread_a = 0, spread_b = 0;
+  float largest = 0, smallest = top;
+  for (std::size_t i = 0; i < rows; ++i) {  // a row of A: one scale, values below it
+    float row_max = 0;
+    for (std::size_t j = 0; j < cols; ++j) row_max = std::max(row_max, std::fabs(a[i * cols + j]));
+    largest = std::max(largest, row_max);
+    smallest = std::min(smallest, row_max);
+    for (std::size_t j = 0; j < cols; ++j) CHECK(std::fabs(a[i * cols + j]) <= row_max);
+    CHECK(row_max <= top);
+  }
+  spread_a = exponent_range(smallest, largest);
+  largest = 0, smallest = top;
+  for (std::size_t j = 0; j < cols; ++j) {
+    float col_max = 0;
+    for (std::size_t i = 0; i < rows; ++i) col_max = std::max(col_max, std::fabs(b[i * cols + j]));
+    largest = std::max(largest, col_max);
+    smallest = std::min(smallest, col_max);
+  }
+  spread_b = exponent_range(smallest, largest);
+  CHECK(spread_a > 40);  // far beyond [-1, 1) both ways
+  CHECK(spread_b > 40);
+  CHECK(std::any_of(a.begin(), a.end(), [](float v) { return std::fabs(v) > 1e6f; }));
+  CHECK(std::any_of(a.begin(), a.end(), [](float v) { return v != 0 && std::fabs(v) < 1e-6f; }));
+  CHECK_THROWS(reference::matmul_inputs(rng, 10, "scaled"));
 }
