@@ -278,9 +278,7 @@ std::vector<Case> residue_cases(const RandomCases& r, Rng& rng, int& number) {
 
 }  // namespace
 
-int RandomCases::residue_count() const {
-  return static_cast<int>(residue_exponents(*this).size());
-}
+int RandomCases::residue_count() const { return static_cast<int>(residue_exponents(*this).size()); }
 
 std::vector<Case> draw_random_cases(const Manifest& manifest, std::uint64_t run_seed, bool hidden) {
   std::vector<Case> out;

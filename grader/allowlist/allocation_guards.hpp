@@ -33,8 +33,7 @@ inline void offer_live_check(int (*check)(char*, unsigned long)) {
 // The first damage `damage_of` finds among `live`'s buffers, written into out[0..size); 0: none.
 // Each damaged buffer's guards are `restore`d, so the launch that did it is the one blamed.
 template <typename Registry, typename DamageOf, typename Restore>
-int first_damage(Registry& live, DamageOf damage_of, Restore restore, const char* what, char* out,
-                 unsigned long size) {
+int first_damage(Registry& live, DamageOf damage_of, Restore restore, const char* what, char* out, unsigned long size) {
   std::string found;
   live.each([&](const auto& guarded) {
     std::string damage = damage_of(guarded);

@@ -14,8 +14,8 @@ cudaError_t __real___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 
                                            cudaStream_t stream);
 cudaError_t __real_cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared,
                                     cudaStream_t stream);
-cudaError_t __real_cudaLaunchCooperativeKernel(const void* function, dim3 grid, dim3 block, void** args,
-                                               size_t shared, cudaStream_t stream);
+cudaError_t __real_cudaLaunchCooperativeKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared,
+                                               cudaStream_t stream);
 
 cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared,
                                       cudaStream_t stream) {
@@ -35,8 +35,8 @@ cudaError_t __wrap_cudaLaunchKernel(const void* function, dim3 grid, dim3 block,
   return __real_cudaLaunchKernel(function, grid, block, args, shared, stream);
 }
 
-cudaError_t __wrap_cudaLaunchCooperativeKernel(const void* function, dim3 grid, dim3 block, void** args,
-                                               size_t shared, cudaStream_t stream) {
+cudaError_t __wrap_cudaLaunchCooperativeKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared,
+                                               cudaStream_t stream) {
   gpulab::launch_guards::count_launch();
   return __real_cudaLaunchCooperativeKernel(function, grid, block, args, shared, stream);
 }

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "allocation_guards.hpp"
-#include "launch_guards.hpp"
 #include "gpulab/compare.hpp"
 #include "gpulab/student/opencl.hpp"
+#include "launch_guards.hpp"
 
 // Defined by the runner (common/opencl/opencl_device.cpp) and exported to this library; weak, so a
 // library linked into anything else has no such hook and its queues are not reported.
@@ -208,15 +208,15 @@ cl_mem __wrap_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size
 }
 
 cl_int __real_clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
-                                     const size_t* global, const size_t* local, cl_uint waits, const cl_event* wait_list,
-                                     cl_event* event);
+                                     const size_t* global, const size_t* local, cl_uint waits,
+                                     const cl_event* wait_list, cl_event* event);
 cl_int __real_clEnqueueTask(cl_command_queue queue, cl_kernel kernel, cl_uint waits, const cl_event* wait_list,
                             cl_event* event);
 
 // Counted for the runner (launch_guards.hpp), passed on unchanged.
 cl_int __wrap_clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims, const size_t* offset,
-                                     const size_t* global, const size_t* local, cl_uint waits, const cl_event* wait_list,
-                                     cl_event* event) {
+                                     const size_t* global, const size_t* local, cl_uint waits,
+                                     const cl_event* wait_list, cl_event* event) {
   gpulab::launch_guards::count_launch();
   return __real_clEnqueueNDRangeKernel(queue, kernel, dims, offset, global, local, waits, wait_list, event);
 }

@@ -552,8 +552,8 @@ __attribute__((visibility("default"))) volatile int gpulab_student_guards_off = 
 // Counted by the launch guards (every kernel launch call of student code), read around a launch.
 __attribute__((visibility("default"))) volatile unsigned long gpulab_student_kernel_launches = 0;
 // Set by the guards when the student's library loads: their check of every buffer it keeps.
-__attribute__((visibility("default"))) int (*gpulab_student_live_buffers_damaged)(char* out, unsigned long size) =
-    nullptr;
+__attribute__((visibility("default"))) int (*gpulab_student_live_buffers_damaged)(char* out,
+                                                                                  unsigned long size) = nullptr;
 }
 
 std::string gpulab::student_kept_buffer_damage() {

@@ -315,7 +315,9 @@ TEST_CASE("random cases of many blocks reach every tile times an odd number, not
 // A kernel wrong only at one residue (the last element dropped when n = 16 mod 32, a level skipped
 // when n = 64 mod 512) must meet it in every run, whatever tiles the lab names: some size in every
 // dimension is an odd multiple of each power of two up to twice the largest tile.
-TEST_CASE("every run has, in every dimension, a size that is an odd multiple of each power of two up to twice the largest tile") {
+TEST_CASE(
+    "every run has, in every dimension, a size that is an odd multiple of each power of two up to twice the largest "
+    "tile") {
   for (const auto& m : load_all_manifests(fs::path(GPULAB_REPO) / "labs")) {
     CAPTURE(m.id);
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {

@@ -64,7 +64,8 @@ std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view i
   return out;
 }
 
-std::vector<float> matmul_inputs(Rng& rng, std::size_t rows, std::size_t cols, std::string_view inputs, MatmulOperand of) {
+std::vector<float> matmul_inputs(Rng& rng, std::size_t rows, std::size_t cols, std::string_view inputs,
+                                 MatmulOperand of) {
   if (inputs != "scaled") return matmul_inputs(rng, rows * cols, inputs);
   // One exponent per row of A, per column of B: element (i, j) of C is 2^(s_i + t_j) times a sum of
   // uniform products, its bound the same multiple of theirs.

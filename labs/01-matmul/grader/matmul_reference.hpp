@@ -44,7 +44,8 @@ MatmulCheck matmul_check(std::span<const float> a, std::span<const float> b, std
 inline constexpr std::uint32_t kNoCancelLowBits = 0x5555;
 inline constexpr int kScaledExponent = 32;
 enum class MatmulOperand { a, b };
-std::vector<float> matmul_inputs(Rng& rng, std::size_t rows, std::size_t cols, std::string_view inputs, MatmulOperand of);
+std::vector<float> matmul_inputs(Rng& rng, std::size_t rows, std::size_t cols, std::string_view inputs,
+                                 MatmulOperand of);
 // The same for "uniform" and "no-cancel", which do not depend on the shape ("scaled" throws).
 std::vector<float> matmul_inputs(Rng& rng, std::size_t count, std::string_view inputs);
 

@@ -89,7 +89,8 @@ std::vector<std::uint8_t> make_bytes(const Case& c, Rng& rng) {
   std::uint8_t hot = (draw & 3) == 0 ? 0x00 : (draw & 3) == 1 ? 0xFF : static_cast<std::uint8_t>(draw >> 56);
   if (c.params.contains("hot")) {
     const std::int64_t named = case_int(c, "hot");
-    if (named < 0 || named > 255) throw std::invalid_argument(fmt::format("case '{}': hot must be a byte, 0..255", c.name));
+    if (named < 0 || named > 255)
+      throw std::invalid_argument(fmt::format("case '{}': hot must be a byte, 0..255", c.name));
     hot = static_cast<std::uint8_t>(named);
   }
   if (shape == "uniform") return bytes;

@@ -20,8 +20,7 @@ inline float scale_shift(float x, float a, float b, float key) { return a * x + 
 //   exact (a normal float from 2^-5 to below 2^16), and fma(a, x, b) rounds a * x + b once, as the
 //   addition after an exact product does;
 // - shifts b and keys: k / 8 for |k| <= kEighthsMax (a key is never 0).
-inline constexpr int kEighthsMax = 32768, kInputLog2Min = -3, kInputLog2Max = 12, kScaleLog2Min = -2,
-                     kScaleLog2Max = 4;
+inline constexpr int kEighthsMax = 32768, kInputLog2Min = -3, kInputLog2Max = 12, kScaleLog2Min = -2, kScaleLog2Max = 4;
 float draw_input(Rng& rng);
 float draw_eighths(Rng& rng);
 float draw_scale(Rng& rng);

@@ -20,8 +20,8 @@ TEST_CASE("the same seed draws the same random cases, another seed other ones, a
     CHECK(first[i].params == again[i].params);
     differs |= first[i].params != other[i].params;
     const auto& p = first[i].params;
-    const std::string shape = fmt::format("random {}: {}x{}x{}", i + 1, p.at("m").get<int>(), p.at("n").get<int>(),
-                                          p.at("k").get<int>());
+    const std::string shape =
+        fmt::format("random {}: {}x{}x{}", i + 1, p.at("m").get<int>(), p.at("n").get<int>(), p.at("k").get<int>());
     const std::string inputs = fmt::format(" inputs={}", p.at("inputs").get<std::string>());
     CHECK(first[i].name.starts_with(shape));  // the residue cases say which class each size is in between
     CHECK(first[i].name.ends_with(inputs));

@@ -53,7 +53,7 @@ struct FloatKernel {
   float (*rsqrt)(float) = float_rsqrt;
   bool reversed = false;
   int position_bits = 0;
-  float cutoff2 = 0;          // when not 0, pairs whose squared distance exceeds it are left out
+  float cutoff2 = 0;         // when not 0, pairs whose squared distance exceeds it are left out
   bool by_own_mass = false;  // the force m_i m_j / d^3, then divided by m_i
 
   std::vector<float> run(const std::vector<float>& exact) const {
@@ -73,8 +73,8 @@ struct FloatKernel {
         float inv = rsqrt(d2 + softening2);
         for (int u = 0; u < ulps; ++u) inv = std::nextafter(inv, 2 * inv);
         if (bits > 0) inv = round_to_bits(inv, bits);
-        const float s = by_own_mass ? b[4 * i + 3] * b[4 * j + 3] * inv * inv * inv / b[4 * i + 3]
-                                    : b[4 * j + 3] * inv * inv * inv;
+        const float s =
+            by_own_mass ? b[4 * i + 3] * b[4 * j + 3] * inv * inv * inv / b[4 * i + 3] : b[4 * j + 3] * inv * inv * inv;
         for (int c = 0; c < 3; ++c) a[c] += d[c] * s;
       }
       std::copy(a, a + 3, &accel[4 * i]);
