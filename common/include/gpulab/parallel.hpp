@@ -6,10 +6,14 @@
 #include <cstddef>
 #include <future>
 #include <memory>
+#include <ranges>
+#include <span>
 #include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "gpulab/word_transform.hpp"
 
 namespace gpulab {
 
@@ -100,6 +104,26 @@ HostArray<T> zeroed_on_all_cores(std::size_t count) {
   else
     parallel_ranges(count, zero);
   return array;
+}
+
+// `words` with every word transformed by `t` (the input of a timed launch as its set holds it, the
+// output a check expects from it), in a HostArray that each core copies and transforms its share of.
+template <std::ranges::contiguous_range Words>
+auto transformed(const Words& words, const WordTransform& t) {
+  using Word = std::ranges::range_value_t<Words>;
+  static_assert(sizeof(Word) == 4 && std::is_trivially_copyable_v<Word>, "a WordTransform acts on 4-byte words");
+  const std::span<const Word> in(words);
+  HostArray<Word> out(in.size());
+  auto copy = [&](std::size_t begin, std::size_t end) {
+    std::copy(in.begin() + begin, in.begin() + end, out.begin() + begin);
+    t.apply(out.data() + begin, (end - begin) * sizeof(Word));
+  };
+  constexpr std::size_t kOneThreadBelow = std::size_t{1} << 18;
+  if (in.size() < kOneThreadBelow)
+    copy(0, in.size());
+  else
+    parallel_ranges(in.size(), copy);
+  return out;
 }
 
 }  // namespace gpulab

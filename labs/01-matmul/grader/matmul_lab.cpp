@@ -34,13 +34,6 @@ std::vector<float> random_matrix(Rng& rng, std::size_t count, const std::string&
   return reference::matmul_inputs(rng, count, inputs);
 }
 
-// `x` with every word transformed by `t`, on every core.
-std::vector<float> transformed(const std::vector<float>& x, const WordTransform& t) {
-  std::vector<float> out = x;
-  parallel_ranges(out.size(), [&](std::size_t i0, std::size_t i1) { t.apply(&out[i0], (i1 - i0) * sizeof(float)); });
-  return out;
-}
-
 std::unique_ptr<Buffer> allocate(Device& device, std::size_t bytes, bool guarded) {
   return guarded ? device.allocate_guarded(bytes) : device.allocate(bytes);
 }
@@ -218,7 +211,7 @@ class MatmulDriver final : public LabDriver {
         return compare_within(check.expected, check.bound, got, static_cast<std::size_t>(s.n));
       }
       // The launch the timing plan checks in full: A and B as this set holds them.
-      const std::vector<float> a = transformed(ha, sets[i].ta), b = transformed(hb, sets[i].tb);
+      const HostArray<float> a = transformed(ha, sets[i].ta), b = transformed(hb, sets[i].tb);
       if (large(s)) return reference::matmul_check_large(a, b, got, s.m, s.n, s.k, samples);
       const reference::MatmulCheck masked = reference::matmul_check(a, b, s.m, s.n, s.k);
       return compare_within(masked.expected, masked.bound, got, static_cast<std::size_t>(s.n));

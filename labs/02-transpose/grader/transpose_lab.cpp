@@ -4,17 +4,12 @@
 #include <bit>
 #include <cstdint>
 
+#include "gpulab/parallel.hpp"
 #include "lab_driver.hpp"
 #include "transpose_reference.hpp"
 
 namespace gpulab {
 namespace {
-
-// `values` with every element transformed by `t`.
-std::vector<float> transformed(std::vector<float> values, const WordTransform& t) {
-  t.apply(values.data(), values.size() * sizeof(float));
-  return values;
-}
 
 // An element of an input: mostly uniform in [-1, 1), and one in 32 a float no arithmetic keeps as
 // it is (a transpose does none, and out holds each element's bits): zeros of either sign, a
@@ -102,7 +97,7 @@ class TransposeDriver final : public LabDriver {
       const Set& set = sets[i];
       if (set.transform.identity() && set.out_patches.empty())
         return compare_exact<float>(expected, got, static_cast<std::size_t>(rows));
-      std::vector<float> want = transformed(expected, set.transform);
+      HostArray<float> want = transformed(expected, set.transform);
       for (const auto& [at, word] : set.out_patches) want[at] = std::bit_cast<float>(word);
       return compare_exact<float>(want, got, static_cast<std::size_t>(rows));
     };

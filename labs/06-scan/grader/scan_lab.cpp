@@ -33,16 +33,6 @@ HostArray<std::uint32_t> make_input(const Case& c, Rng& rng) {
   return words;
 }
 
-// `words` with every word transformed by `t`, copied on every core.
-HostArray<std::uint32_t> transformed(std::span<const std::uint32_t> words, const WordTransform& t) {
-  HostArray<std::uint32_t> out = zeroed_on_all_cores<std::uint32_t>(words.size());
-  parallel_ranges(words.size(), [&](std::size_t begin, std::size_t end) {
-    std::copy(words.begin() + begin, words.begin() + end, out.begin() + begin);
-    t.apply(out.data() + begin, (end - begin) * sizeof(std::uint32_t));
-  });
-  return out;
-}
-
 // A timed launch is checked without a reference, on the chunks the framework samples outputs on
 // (chunks_to_compare: all of a small output, the first, the last and 14 seeded 64 KiB chunks of a
 // large one): each chunk's first word against the exact sum (mod 2^32) of the words before it, and
