@@ -109,18 +109,29 @@ std::size_t guard_bytes(cl_context context) {
   return (kGuardAtLeast + align - 1) / align * align;
 }
 
+// A queue of our own on the device of `memory`'s context; null when none can be made.
+cl_command_queue own_queue_for(cl_mem memory) {
+  cl_context context = nullptr;
+  clGetMemObjectInfo(memory, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
+  cl_int status = CL_SUCCESS;
+  cl_command_queue queue = own_queue(context, first_device(context), &status);
+  return status == CL_SUCCESS ? queue : nullptr;
+}
+
+// The pattern in both guard zones of `parent` (`guard` bytes, then `size` of the buffer, then `guard`).
+bool write_guard_zones(cl_command_queue queue, cl_mem parent, std::size_t size, std::size_t guard) {
+  const std::vector<unsigned char> pattern(guard, kPattern);
+  return clEnqueueWriteBuffer(queue, parent, CL_TRUE, 0, guard, pattern.data(), 0, nullptr, nullptr) == CL_SUCCESS &&
+         clEnqueueWriteBuffer(queue, parent, CL_TRUE, guard + size, guard, pattern.data(), 0, nullptr, nullptr) ==
+             CL_SUCCESS;
+}
+
 // Writes both guard zones of `parent`, and between them `contents` or else the poison pattern, on a
 // queue of our own; false when the device cannot (the allocation failed on first use).
 bool fill_guards(cl_mem parent, std::size_t size, std::size_t guard, const void* contents) {
-  cl_context context = nullptr;
-  clGetMemObjectInfo(parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
-  cl_int status = CL_SUCCESS;
-  cl_command_queue queue = own_queue(context, first_device(context), &status);
-  if (status != CL_SUCCESS) return false;
-  const std::vector<unsigned char> pattern(guard, kPattern);
-  bool ok = clEnqueueWriteBuffer(queue, parent, CL_TRUE, 0, guard, pattern.data(), 0, nullptr, nullptr) == CL_SUCCESS &&
-            clEnqueueWriteBuffer(queue, parent, CL_TRUE, guard + size, guard, pattern.data(), 0, nullptr, nullptr) ==
-                CL_SUCCESS;
+  cl_command_queue queue = own_queue_for(parent);
+  if (!queue) return false;
+  bool ok = write_guard_zones(queue, parent, size, guard);
   const unsigned char poison = gpulab::kPoisonByte;
   if (ok)
     ok = (contents ? clEnqueueWriteBuffer(queue, parent, CL_TRUE, guard, size, contents, 0, nullptr, nullptr)
@@ -132,25 +143,17 @@ bool fill_guards(cl_mem parent, std::size_t size, std::size_t guard, const void*
 
 // Both guard zones written with the pattern again, on a queue of our own.
 void restore_guards(const Guarded& g) {
-  cl_context context = nullptr;
-  clGetMemObjectInfo(g.parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
-  cl_int status = CL_SUCCESS;
-  cl_command_queue queue = own_queue(context, first_device(context), &status);
-  if (status != CL_SUCCESS) return;
-  const std::vector<unsigned char> pattern(g.guard, kPattern);
-  clEnqueueWriteBuffer(queue, g.parent, CL_TRUE, 0, g.guard, pattern.data(), 0, nullptr, nullptr);
-  clEnqueueWriteBuffer(queue, g.parent, CL_TRUE, g.guard + g.size, g.guard, pattern.data(), 0, nullptr, nullptr);
+  cl_command_queue queue = own_queue_for(g.parent);
+  if (!queue) return;
+  write_guard_zones(queue, g.parent, g.size, g.guard);
   clReleaseCommandQueue(queue);
 }
 
 // Both guard zones, read on a queue of our own (the student's in-order queue finished the kernels
 // that wrote the buffer when their code read the results back).
 std::string damage_of(const Guarded& g) {
-  cl_context context = nullptr;
-  clGetMemObjectInfo(g.parent, CL_MEM_CONTEXT, sizeof(context), &context, nullptr);
-  cl_int status = CL_SUCCESS;
-  cl_command_queue queue = own_queue(context, first_device(context), &status);
-  if (status != CL_SUCCESS) return {};
+  cl_command_queue queue = own_queue_for(g.parent);
+  if (!queue) return {};
   std::vector<unsigned char> front(g.guard), back(g.guard);
   const bool read =
       clEnqueueReadBuffer(queue, g.parent, CL_TRUE, 0, g.guard, front.data(), 0, nullptr, nullptr) == CL_SUCCESS &&

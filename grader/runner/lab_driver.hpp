@@ -228,7 +228,7 @@ struct Launchable {
   // The least a correct launch must do, for the speed of light: bytes read and written, flops.
   double least_bytes = 0;
   double flops = 0;
-  // Inputs and outputs in host memory (hello, streams): nothing else shows that the device computed
+  // Inputs and outputs in host memory (hello): nothing else shows that the device computed
   // the outputs, so a launch whose student code started no kernel (counted by the launch guards,
   // grader/allowlist/*launch*) fails as a result computed on the host. Only where `work` > 0.
   bool kernel_required = false;

@@ -15,11 +15,6 @@
 namespace gpulab {
 namespace {
 
-// Inputs with full significands, scales that are powers of two, shifts and keys multiples of 1/8
-// (streams_reference.hpp): a * x is exact, so a fused multiply-add and a multiply followed by an add
-// give the same bits on every device, and a kernel that reads its inputs in fewer bits is wrong.
-float draw_input(Rng& rng) { return reference::draw_input(rng); }
-
 // What a launch computes. The function receives a and b; the key only reaches its kernel (see
 // StreamFunction::set_key), so only a kernel can produce the result. Each input set's contents
 // have their own, and no two launches in a row use the same contents.
@@ -259,7 +254,7 @@ class StreamsDriver final : public LabDriver {
       set.content = content;
       set.out_patches.clear();
       set.in_patches = draw_patches(patch_rng, patched ? kPatches : 0, input.size(), [&](Rng& rng, std::size_t at) {
-        const float x = draw_input(rng);
+        const float x = reference::draw_input(rng);
         set.out_patches.emplace_back(at, std::bit_cast<std::uint32_t>(data->operations[content](x)));
         set.in->upload_range(&x, at * sizeof x, sizeof x);
         return std::bit_cast<std::uint32_t>(x);
@@ -358,7 +353,7 @@ class StreamsDriver final : public LabDriver {
       Rng rng = ctx.inputs_rng(task, c);
       auto made = std::make_shared<CaseData>();
       made->input.resize(static_cast<std::size_t>(case_int(c, "n")));
-      draw_each(rng, std::span(made->input), draw_input);
+      draw_each(rng, std::span(made->input), reference::draw_input);
       for (int k = 0; k < input_sets(c); ++k) {
         const Operation op = draw_operation(rng);
         made->operations.push_back(op);
